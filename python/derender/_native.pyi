@@ -1,0 +1,32 @@
+"""Type stubs for the PyO3 module built from rust/python."""
+
+__version__: str
+
+class Derenderer:
+    """One loaded model and its derender settings (the native core)."""
+
+    def __init__(
+        self,
+        model: str,
+        served_model_names: list[str] | None = None,
+        max_model_len: int | None = None,
+        max_logprobs: int = 20,
+        max_n_sequences: int = 16384,
+        skip_model_name_validation: bool = False,
+    ) -> None: ...
+    def handle(
+        self, path: str, body: bytes, content_type: str | None = "application/json"
+    ) -> tuple[int, bytes]:
+        """Answer one request on a native route: (HTTP status, JSON body)."""
+    def encode(self, text: str) -> list[int]:
+        """Token ids of `text`, without special tokens."""
+    @property
+    def model_path(self) -> str: ...
+    @property
+    def served_model_names(self) -> list[str]: ...
+    @property
+    def max_model_len(self) -> int: ...
+    @property
+    def vocab_size(self) -> int: ...
+
+def native_routes() -> list[str]: ...

@@ -1,0 +1,131 @@
+"""`derender serve`: a drop-in for `vllm launch render` (same flags)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from derender.config import DEFAULT_MAX_REQUEST_BYTES, ENV_VAR, ServerConfig
+from derender.models import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME
+
+# vLLM flags that change nothing a derender server does: accepted so a
+# `vllm launch render` command line works unchanged.
+_IGNORED_VALUE_FLAGS = (
+    "--tokenizer",
+    "--tokenizer-mode",
+    "--revision",
+    "--tokenizer-revision",
+    "--dtype",
+    "--uvicorn-log-level",
+    "--root-path",
+    "--chat-template-content-format",
+    "--seed",
+)
+_IGNORED_SWITCHES = ("--trust-remote-code", "--disable-fastapi-docs", "--enable-log-requests")
+# Flags of the parser layer, which this version does not have yet.
+_PARSER_FLAGS = (
+    "reasoning_parser",
+    "tool_call_parser",
+    "chat_template",
+    "default_chat_template_kwargs",
+    "tool_parser_plugin",
+    "reasoning_parser_plugin",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="derender", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="serve the render/derender API for one model")
+    serve.add_argument(
+        "model",
+        nargs="?",
+        default=None,
+        help="model directory or Hugging Face id in the local cache (default: bundled Qwen3)",
+    )
+    serve.add_argument("--model", dest="model_flag", default=None, help=argparse.SUPPRESS)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8100)
+    serve.add_argument("--served-model-name", nargs="+", default=None)
+    serve.add_argument("--max-model-len", type=int, default=None)
+    serve.add_argument("--max-logprobs", type=int, default=20)
+    serve.add_argument("--api-key", nargs="+", default=None)
+    serve.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=DEFAULT_MAX_REQUEST_BYTES,
+        help="reject request bodies larger than this with a 413 (vLLM has no cap)",
+    )
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--log-level", default="warning")
+    serve.add_argument("--reasoning-parser", default=None)
+    serve.add_argument("--tool-call-parser", default=None)
+    serve.add_argument("--enable-auto-tool-choice", action="store_true")
+    serve.add_argument("--chat-template", default=None)
+    serve.add_argument("--default-chat-template-kwargs", default=None)
+    serve.add_argument("--tool-parser-plugin", default=None)
+    serve.add_argument("--reasoning-parser-plugin", default=None)
+    for flag in _IGNORED_VALUE_FLAGS:
+        serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
+    for flag in _IGNORED_SWITCHES:
+        serve.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> ServerConfig:
+    if args.enable_auto_tool_choice and not args.tool_call_parser:
+        raise SystemExit("Error: --enable-auto-tool-choice requires --tool-call-parser")
+    given = [f"--{name.replace('_', '-')}" for name in _PARSER_FLAGS if getattr(args, name)]
+    if given:
+        raise SystemExit(
+            f"error: {', '.join(given)}: reasoning and tool-call parsers are not available in "
+            "this derender version yet; serve without them for plain detokenization"
+        )
+    model = args.model_flag or args.model
+    if model is None:
+        model, default_names = str(DEFAULT_MODEL_DIR), [DEFAULT_MODEL_NAME]
+    else:
+        default_names = [model]
+    api_keys = args.api_key or ([os.environ["VLLM_API_KEY"]] if os.environ.get("VLLM_API_KEY") else [])
+    return ServerConfig(
+        model=model,
+        served_model_names=args.served_model_name or default_names,
+        max_model_len=args.max_model_len,
+        max_logprobs=args.max_logprobs,
+        api_keys=api_keys,
+        max_request_bytes=args.max_request_bytes,
+    )
+
+
+def serve(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from derender._native import Derenderer
+
+    config = config_from_args(args)
+    try:  # Fail fast, with the reason, before uvicorn starts any worker.
+        Derenderer(config.model, config.served_model_names, config.max_model_len)
+    except ValueError as exc:
+        raise SystemExit(f"error: cannot load model: {exc}") from None
+    os.environ[ENV_VAR] = config.to_env()
+    uvicorn.run(
+        "derender.app:create_app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=args.log_level,
+        access_log=False,
+        timeout_graceful_shutdown=30,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command == "serve":
+        serve(args)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,30 @@
+"""Server settings: what `derender serve` was started with."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+
+ENV_VAR = "DERENDER_SERVER_CONFIG"
+DEFAULT_MAX_REQUEST_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class ServerConfig:
+    model: str
+    served_model_names: list[str] = field(default_factory=list)
+    max_model_len: int | None = None
+    max_logprobs: int = 20
+    api_keys: list[str] = field(default_factory=list)
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls) -> ServerConfig:
+        raw = os.environ.get(ENV_VAR)
+        if not raw:
+            raise RuntimeError(f"{ENV_VAR} is not set; start the server with `derender serve`")
+        return cls(**json.loads(raw))

@@ -1,0 +1,190 @@
+//! `/v1/chat/completions/derender`, batch and stream (plain path).
+
+use super::{now, skip_special, Derenderer, STREAM_STOP_STRINGS_ERROR};
+use crate::detok::Window;
+use crate::error::ApiError;
+use crate::logprobs::{self, ChatLogprobs, LogprobError};
+use crate::wire::request::{ChatBatchRequest, OutputOptions, StreamRequest, StreamState};
+use crate::wire::response::{
+    normalize_metrics, normalize_prompt_logprobs, ChatChoice, ChatChunk, ChatCompletion, ChatMessage, ChatStreamChoice, Delta, Usage,
+};
+
+/// `_chat_top_logprobs_limit`: how many candidates chat keeps per position.
+fn top_limit(request: Option<&OutputOptions>) -> Option<usize> {
+    let r = request.filter(|r| r.logprobs_flag)?;
+    if r.logprob_token_ids || r.top_logprobs == Some(-1) {
+        return None;
+    }
+    Some(r.top_logprobs.unwrap_or(0).max(0) as usize)
+}
+
+impl Derenderer {
+    pub fn chat_batch(&self, req: &ChatBatchRequest) -> Result<ChatCompletion, ApiError> {
+        self.check_model(req.model.as_deref())?;
+        let gen = &req.generate_response;
+        self.validate_bounds(std::slice::from_ref(gen))?;
+        self.validate_prompt_len(req.prompt_token_ids.as_ref())?;
+        let request = req.chat_request.as_ref();
+        let skip = skip_special(request, false);
+        let seed_ids = req.prompt_token_ids.as_deref().or(gen.prompt_token_ids.as_deref());
+        let seed = Window::seed(&self.model, seed_ids, skip);
+        let limit = top_limit(request);
+        let return_token_ids = request.is_some_and(|r| r.return_token_ids);
+
+        let mut choices = Vec::with_capacity(gen.choices.len());
+        for choice in &gen.choices {
+            let ids = match &choice.token_ids {
+                Some(ids) if !ids.is_empty() => ids,
+                _ => return Err(ApiError::bad_request(format!("choice {} has empty or null token_ids", choice.index))),
+            };
+            let logprobs = match &choice.logprobs {
+                Some(l) => Some(logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?),
+                None => None,
+            };
+            let (text, stop_reason) =
+                self.decode_output(ids, choice.finish_reason.as_deref(), choice.stop_reason.as_ref(), request, &seed, skip);
+            choices.push(ChatChoice {
+                index: choice.index,
+                message: ChatMessage::assistant(Some(text), None, Vec::new()),
+                logprobs,
+                finish_reason: Some(choice.finish_reason.clone().unwrap_or_else(|| "stop".into())),
+                stop_reason,
+                token_ids: return_token_ids.then(|| ids.clone()),
+                routed_experts: None,
+                weight_versions: None,
+            });
+        }
+        let completion_tokens: i64 = gen.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len) as i64).sum();
+        Ok(ChatCompletion {
+            id: gen.request_id.clone(),
+            object: "chat.completion",
+            created: now(),
+            model: self.response_model(req.model.as_deref()),
+            choices,
+            service_tier: None,
+            system_fingerprint: None,
+            usage: Usage::new(req.prompt_tokens.unwrap_or(0), completion_tokens),
+            prompt_logprobs: normalize_prompt_logprobs(&gen.prompt_logprobs),
+            prompt_token_ids: if return_token_ids { gen.prompt_token_ids.clone() } else { None },
+            prompt_text: None,
+            kv_transfer_params: gen.kv_transfer_params.clone(),
+            ec_transfer_params: None,
+            metrics: normalize_metrics(&gen.metrics),
+        })
+    }
+
+    pub fn chat_stream(&self, req: &StreamRequest) -> Result<(ChatChunk, StreamState), ApiError> {
+        self.check_model(req.model.as_deref())?;
+        let request = req.request.as_ref();
+        if request.is_some_and(|r| r.stop_given) {
+            return Err(ApiError::bad_request(STREAM_STOP_STRINGS_ERROR));
+        }
+        let chunk = &req.generate_chunk;
+        if chunk.choices.len() > 1 {
+            return Err(ApiError::bad_request(format!(
+                "derender_chat_stream expects at most one choice per chunk (got {}).",
+                chunk.choices.len()
+            )));
+        }
+        let prompt_len = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
+        let prior_len = req.stream_state.as_ref().map_or(0, |s| s.output_token_ids.len());
+        let delta_len: usize = chunk.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len)).sum();
+        if prompt_len + prior_len + delta_len > self.settings.max_model_len {
+            return Err(ApiError::bad_request(format!(
+                "prompt_token_ids length ({prompt_len}) plus output_token_ids length ({prior_len}) plus delta ({delta_len}) exceeds max_model_len ({}).",
+                self.settings.max_model_len
+            )));
+        }
+        let skip = skip_special(request, false);
+        let (mut state, mut window) = self.plain_state(req, skip)?;
+        let return_token_ids = request.is_some_and(|r| r.return_token_ids);
+
+        let mut choices = Vec::with_capacity(1);
+        if let Some(choice) = chunk.choices.first() {
+            let delta_ids: &[i64] = choice.token_ids.as_deref().unwrap_or(&[]);
+            let (text, stop_reason) = self.plain_stream_text(&mut state, &mut window, choice, request, skip);
+            let logprobs: Option<ChatLogprobs> = match &choice.logprobs {
+                Some(l) => Some(
+                    logprobs::resolve(&self.model, l, &state.logprob_context_token_ids, top_limit(request))
+                        .map_err(|_| ApiError::bad_request("invalid stream_state: derender failed"))?,
+                ),
+                None => None,
+            };
+            let include_role = !state.role_sent;
+            state.role_sent = true;
+            state.logprob_context_token_ids = logprobs::context_tail(&state.logprob_context_token_ids, delta_ids);
+            choices.push(ChatStreamChoice {
+                index: choice.index,
+                delta: Delta {
+                    role: include_role.then_some("assistant"),
+                    content: (!text.is_empty()).then_some(text),
+                    reasoning: None,
+                    tool_calls: Vec::new(),
+                },
+                logprobs,
+                finish_reason: choice.finish_reason.clone(),
+                stop_reason,
+                token_ids: if return_token_ids { choice.token_ids.clone() } else { None },
+                weight_versions: None,
+            });
+        }
+        state.prev_tokens = window.prev_tokens;
+        state.prefix_offset = window.prefix_offset as i64;
+        state.read_offset = window.read_offset as i64;
+        let out = ChatChunk {
+            id: chunk.request_id.clone(),
+            object: "chat.completion.chunk",
+            created: now(),
+            model: self.response_model(req.model.as_deref()),
+            choices,
+            usage: stream_usage(req),
+            system_fingerprint: None,
+            prompt_token_ids: if return_token_ids { chunk.prompt_token_ids.clone() } else { None },
+            prompt_text: None,
+            metrics: normalize_metrics(&chunk.metrics),
+            kv_transfer_params: None,
+        };
+        Ok((out, state))
+    }
+
+    /// The incoming state (or a fresh one seeded from the prompt) and its
+    /// decode window. A window the algorithm cannot have produced is refused.
+    pub(crate) fn plain_state(&self, req: &StreamRequest, skip: bool) -> Result<(StreamState, Window), ApiError> {
+        match &req.stream_state {
+            Some(s) => {
+                let window = Window {
+                    prev_tokens: s.prev_tokens.clone(),
+                    prefix_offset: s.prefix_offset as usize,
+                    read_offset: s.read_offset as usize,
+                };
+                if !window.is_consistent() {
+                    return Err(ApiError::bad_request(format!(
+                        "invalid stream_state: prefix_offset ({}) and read_offset ({}) must satisfy prefix_offset <= read_offset <= len(prev_tokens) ({})",
+                        s.prefix_offset,
+                        s.read_offset,
+                        s.prev_tokens.len()
+                    )));
+                }
+                Ok((s.clone(), window))
+            }
+            None => {
+                let ids = req.prompt_token_ids.as_deref().or(req.generate_chunk.prompt_token_ids.as_deref());
+                let window = Window::seed(&self.model, ids, skip);
+                Ok((StreamState::default(), window))
+            }
+        }
+    }
+}
+
+/// Usage of a stream chunk: present only when the generate chunk had one.
+/// `prompt_tokens` is the request's, else 0, as in the batch answer (vLLM's
+/// stream falls back to the generate chunk's count; see docs/divergences.md).
+pub(crate) fn stream_usage(req: &StreamRequest) -> Option<Usage> {
+    let u = req.generate_chunk.usage.as_ref()?;
+    let prompt = req.prompt_tokens.unwrap_or(0);
+    Some(Usage::new(prompt, u.completion_tokens.unwrap_or(0)))
+}
+
+pub(crate) fn logprob_error(e: LogprobError) -> ApiError {
+    ApiError::bad_request(e.to_string())
+}

@@ -1,0 +1,258 @@
+//! The four derender operations (chat / completions × batch / stream) and
+//! the pieces they share: decode parameters, stop handling, bounds.
+
+mod chat;
+mod completion;
+mod stop;
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::error::ApiError;
+use crate::model::Model;
+use crate::wire::request::{GenResponse, OutputOptions};
+
+pub use stop::{check_stop_strings, drop_stop_token};
+
+/// Server-wide settings that shape derender answers.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `--served-model-name`; the first one is used when a request omits `model`.
+    pub served_model_names: Vec<String>,
+    pub max_model_len: usize,
+    /// `--max-logprobs` (-1 = no bound).
+    pub max_logprobs: i64,
+    /// `VLLM_MAX_N_SEQUENCES`.
+    pub max_n_sequences: usize,
+    /// `VLLM_SKIP_MODEL_NAME_VALIDATION`.
+    pub skip_model_name_validation: bool,
+}
+
+/// The derender core for one model.
+pub struct Derenderer {
+    pub model: Model,
+    pub settings: Settings,
+}
+
+pub(crate) fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// `(skip_special_tokens, spaces_between_special_tokens)` as `_decode_params`
+/// derives them; only skip matters for fast tokenizers.
+pub(crate) fn skip_special(request: Option<&OutputOptions>, preserve_special: bool) -> bool {
+    !preserve_special && request.is_none_or(|r| r.skip_special_tokens != Some(false))
+}
+
+impl Derenderer {
+    pub fn new(model: Model, settings: Settings) -> Self {
+        Derenderer { model, settings }
+    }
+
+    /// `_check_model`: a named model must be one we serve.
+    pub fn check_model(&self, model: Option<&str>) -> Result<(), ApiError> {
+        match model {
+            None | Some("") => Ok(()),
+            Some(_) if self.settings.skip_model_name_validation => Ok(()),
+            Some(m) if self.settings.served_model_names.iter().any(|n| n == m) => Ok(()),
+            Some(m) => Err(ApiError::model_not_found(m, &self.settings.served_model_names)),
+        }
+    }
+
+    /// The `model` field of a response: the request's, else the first name.
+    pub fn response_model(&self, model: Option<&str>) -> String {
+        match model {
+            Some(m) if !m.is_empty() => m.to_string(),
+            _ => self.settings.served_model_names.first().cloned().unwrap_or_default(),
+        }
+    }
+
+    /// `_validate_derender_bounds`: element counts, before any decode.
+    fn validate_bounds(&self, responses: &[GenResponse]) -> Result<(), ApiError> {
+        let s = &self.settings;
+        if responses.len() > s.max_n_sequences {
+            return Err(ApiError::bad_request(format!(
+                "generate_responses count ({}) exceeds server maximum ({}). Set VLLM_MAX_N_SEQUENCES to increase this limit.",
+                responses.len(),
+                s.max_n_sequences
+            )));
+        }
+        for gen in responses {
+            if gen.choices.len() > s.max_n_sequences {
+                return Err(ApiError::bad_request(format!(
+                    "choices count ({}) in response '{}' exceeds server maximum ({}).",
+                    gen.choices.len(),
+                    gen.request_id,
+                    s.max_n_sequences
+                )));
+            }
+            for choice in &gen.choices {
+                let n = choice.token_ids.as_ref().map_or(0, Vec::len);
+                if n > s.max_model_len {
+                    return Err(ApiError::bad_request(format!(
+                        "token_ids length ({n}) in choice {} exceeds max_model_len ({}).",
+                        choice.index, s.max_model_len
+                    )));
+                }
+                if let Some(content) = choice.logprobs.as_ref().and_then(|l| l.content.as_ref()) {
+                    if content.len() > s.max_model_len {
+                        return Err(ApiError::bad_request(format!(
+                            "logprobs.content length ({}) in choice {} exceeds max_model_len ({}).",
+                            content.len(),
+                            choice.index,
+                            s.max_model_len
+                        )));
+                    }
+                    for entry in content {
+                        if s.max_logprobs >= 0 && entry.top_logprobs.len() as i64 > s.max_logprobs {
+                            return Err(ApiError::bad_request(format!(
+                                "top_logprobs count ({}) in choice {} exceeds max_logprobs ({}).",
+                                entry.top_logprobs.len(),
+                                choice.index,
+                                s.max_logprobs
+                            )));
+                        }
+                    }
+                }
+            }
+            let n = gen.prompt_logprobs.as_ref().and_then(|p| p.as_array()).map_or(0, Vec::len);
+            if n > s.max_model_len {
+                return Err(ApiError::bad_request(format!(
+                    "prompt_logprobs length ({n}) in response '{}' exceeds max_model_len ({}).",
+                    gen.request_id, s.max_model_len
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_prompt_len(&self, ids: Option<&Vec<i64>>) -> Result<(), ApiError> {
+        match ids {
+            Some(ids) if ids.len() > self.settings.max_model_len => Err(ApiError::bad_request(format!(
+                "prompt_token_ids length ({}) exceeds max_model_len ({}).",
+                ids.len(),
+                self.settings.max_model_len
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+pub(crate) const STREAM_STOP_STRINGS_ERROR: &str = "stop strings are not supported by streaming derender because text already sent cannot be cut. Use non-streaming derender or output_mode=text on /inference/v1/generate which holds stop strings back.";
+
+impl Derenderer {
+    /// `_decode_output`: drop the stop token, decode from the seed window,
+    /// then cut at the stop string that ended generation.
+    pub(crate) fn decode_output(
+        &self,
+        ids: &[i64],
+        finish_reason: Option<&str>,
+        reported: Option<&crate::wire::request::StopReason>,
+        request: Option<&OutputOptions>,
+        seed: &crate::detok::Window,
+        skip: bool,
+    ) -> (String, Option<crate::wire::request::StopReason>) {
+        use crate::wire::request::StopReason;
+        let (keep, mut stop_reason) =
+            drop_stop_token(ids, finish_reason, reported, request, self.model.eos_token_id, &self.model.model_eos_ids);
+        let ids = &ids[..keep];
+        let stops: Vec<String> = match reported {
+            _ if finish_reason != Some("stop") => Vec::new(),
+            Some(StopReason::Int(_)) => Vec::new(),
+            Some(StopReason::Str(s)) => vec![s.clone()],
+            None => request.map(|r| r.stop.clone()).unwrap_or_default(),
+        };
+        // Python slicing: ids[:min_tokens] / ids[min_tokens:].
+        let min_tokens = request.map_or(0, |r| r.min_tokens);
+        let split = if min_tokens >= 0 {
+            (min_tokens as usize).min(ids.len())
+        } else {
+            ids.len().saturating_sub(min_tokens.unsigned_abs() as usize)
+        };
+        let mut window = seed.clone();
+        let mut text = window.decode(&self.model, &ids[..split], skip);
+        let tail = window.decode(&self.model, &ids[split..], skip);
+        let tail_chars = tail.chars().count();
+        text.push_str(&tail);
+        let include = request.is_some_and(|r| r.include_stop_str_in_output);
+        if let Some((stop, cut)) = check_stop_strings(&text, tail_chars, &stops, include) {
+            stop_reason = Some(StopReason::Str(stop));
+            if let Some(cut) = cut {
+                text = text.chars().take(cut).collect();
+            }
+        }
+        (text, stop_reason)
+    }
+}
+
+impl Derenderer {
+    /// The text one plain-path stream chunk adds, and its stop reason.
+    ///
+    /// Follows the batch answer where vLLM's stream does not: a stop token
+    /// that ends a chunk without a finish reason is held back until the next
+    /// chunk tells whether it stopped the output (then it is dropped, as
+    /// batch drops it), and a stop string the engine reports on the final
+    /// chunk is cut from that chunk's text.
+    pub(crate) fn plain_stream_text(
+        &self,
+        state: &mut crate::wire::request::StreamState,
+        window: &mut crate::detok::Window,
+        choice: &crate::wire::request::GenChoice,
+        request: Option<&OutputOptions>,
+        skip: bool,
+    ) -> (String, Option<crate::wire::request::StopReason>) {
+        use crate::wire::request::StopReason;
+        let mut ids = std::mem::take(&mut state.held_token_ids);
+        ids.extend_from_slice(choice.token_ids.as_deref().unwrap_or(&[]));
+        let finish = choice.finish_reason.as_deref();
+        if finish.is_none() {
+            if let Some(&last) = ids.last() {
+                let (keep, _) = drop_stop_token(&ids, Some("stop"), None, request, self.model.eos_token_id, &self.model.model_eos_ids);
+                let visible = !(skip && self.model.is_special(last));
+                if keep < ids.len() && visible {
+                    state.held_token_ids.push(last);
+                    ids.pop();
+                }
+            }
+            return (window.decode(&self.model, &ids, skip), choice.stop_reason.clone());
+        }
+        let (keep, stop_reason) = drop_stop_token(
+            &ids,
+            finish,
+            choice.stop_reason.as_ref(),
+            request,
+            self.model.eos_token_id,
+            &self.model.model_eos_ids,
+        );
+        let mut text = window.decode(&self.model, &ids[..keep], skip);
+        if let (Some("stop"), Some(StopReason::Str(stop))) = (finish, choice.stop_reason.as_ref()) {
+            let include = request.is_some_and(|r| r.include_stop_str_in_output);
+            text = cut_final_stop_string(&text, stop, include);
+        }
+        (text, stop_reason)
+    }
+}
+
+/// The final chunk's text with the stop string that ended the output removed
+/// (kept with `include`): the engine stops as soon as the string completes,
+/// so it ends in this chunk, and text after it is not part of the answer.
+fn cut_final_stop_string(text: &str, stop: &str, include: bool) -> String {
+    if stop.is_empty() || text.is_empty() {
+        return text.to_string();
+    }
+    if let Some((_, Some(cut))) = check_stop_strings(text, text.chars().count(), &[stop.to_string()], include) {
+        return text.chars().take(cut).collect();
+    }
+    if text.contains(stop) {
+        return text.to_string();
+    }
+    // The string began in an earlier chunk: all of this chunk belongs to it
+    // (or follows it). With `include`, keep the part that completes it.
+    if !include {
+        return String::new();
+    }
+    let chars: Vec<char> = stop.chars().collect();
+    (1..chars.len())
+        .map(|k| chars[k..].iter().collect::<String>())
+        .find(|suffix| text.starts_with(suffix.as_str()))
+        .unwrap_or_default()
+}

@@ -1,0 +1,257 @@
+//! A local Hugging Face model directory: the tokenizer plus the facts
+//! derender needs (special ids, EOS ids, context length, decode tables).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use tokenizers::{Decoder, Tokenizer};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("model directory {0} has no tokenizer.json")]
+    NoTokenizer(PathBuf),
+    #[error("could not load {path}: {reason}")]
+    Load { path: PathBuf, reason: String },
+    #[error("model `{id}` is not a directory and is not in the local Hugging Face cache (looked in {looked})")]
+    NotFound { id: String, looked: String },
+}
+
+/// A loaded model: tokenizer and per-id tables built once at startup.
+pub struct Model {
+    pub path: PathBuf,
+    pub tokenizer: Tokenizer,
+    /// `len(tokenizer)`: regular vocabulary plus added tokens.
+    pub vocab_len: usize,
+    /// Raw vocabulary piece per id (`convert_ids_to_tokens`).
+    pieces: Vec<Option<String>>,
+    /// Ids skipped by `skip_special_tokens` (transformers' `all_special_ids`).
+    special: Vec<bool>,
+    /// The tokenizer's EOS id (the primary stop token).
+    pub eos_token_id: Option<i64>,
+    /// generation_config `eos_token_id` plus the tokenizer's EOS.
+    pub model_eos_ids: HashSet<i64>,
+    /// The context length the config declares (`max_position_embeddings`...).
+    pub config_max_len: Option<usize>,
+    /// SentencePiece space marker when the pre-tokenizer is Metaspace.
+    pub space_marker: Option<char>,
+    pub chat_template: Option<String>,
+    pub model_type: Option<String>,
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// `"tok"` or `{"content": "tok", ...}` as written in tokenizer configs.
+fn token_text(v: &Value) -> Option<&str> {
+    match v {
+        Value::String(s) => Some(s),
+        Value::Object(o) => o.get("content").and_then(Value::as_str),
+        _ => None,
+    }
+}
+
+impl Model {
+    /// Load a model directory, or resolve a model id from the local HF cache.
+    pub fn load(spec: &str) -> Result<Model, ModelError> {
+        let path = resolve(spec)?;
+        Self::load_dir(&path)
+    }
+
+    pub fn load_dir(dir: &Path) -> Result<Model, ModelError> {
+        let tokenizer = load_tokenizer(dir)?;
+        let tok_config = read_json(&dir.join("tokenizer_config.json")).unwrap_or(Value::Null);
+        let special_map = read_json(&dir.join("special_tokens_map.json")).unwrap_or(Value::Null);
+        let gen_config = read_json(&dir.join("generation_config.json")).unwrap_or(Value::Null);
+        let config = read_json(&dir.join("config.json")).unwrap_or(Value::Null);
+
+        let vocab_len = tokenizer.get_vocab_size(true);
+        let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| tokenizer.id_to_token(id)).collect();
+
+        let mut special = vec![false; vocab_len];
+        let mut mark = |text: &str| {
+            if let Some(id) = tokenizer.token_to_id(text) {
+                if let Some(slot) = special.get_mut(id as usize) {
+                    *slot = true;
+                }
+            }
+        };
+        for source in [&tok_config, &special_map] {
+            for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
+                if let Some(t) = source.get(key).and_then(token_text) {
+                    mark(t);
+                }
+            }
+            for key in ["additional_special_tokens", "extra_special_tokens"] {
+                if let Some(list) = source.get(key).and_then(Value::as_array) {
+                    list.iter().filter_map(token_text).for_each(&mut mark);
+                }
+            }
+        }
+        for (id, added) in tokenizer.get_added_tokens_decoder() {
+            if added.special {
+                if let Some(slot) = special.get_mut(id as usize) {
+                    *slot = true;
+                }
+            }
+        }
+
+        let eos_token_id = tok_config
+            .get("eos_token")
+            .and_then(token_text)
+            .or_else(|| special_map.get("eos_token").and_then(token_text))
+            .and_then(|t| tokenizer.token_to_id(t))
+            .map(i64::from);
+        let mut model_eos_ids: HashSet<i64> = match gen_config.get("eos_token_id") {
+            Some(Value::Number(n)) => n.as_i64().into_iter().collect(),
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_i64).collect(),
+            _ => HashSet::new(),
+        };
+        model_eos_ids.extend(eos_token_id);
+
+        let config_max_len = derive_max_len(&config);
+        let space_marker = metaspace_marker(&tokenizer);
+        let chat_template = match tok_config.get("chat_template") {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
+        };
+        let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
+
+        Ok(Model {
+            path: dir.to_path_buf(),
+            tokenizer,
+            vocab_len,
+            pieces,
+            special,
+            eos_token_id,
+            model_eos_ids,
+            config_max_len,
+            space_marker,
+            chat_template,
+            model_type,
+        })
+    }
+
+    /// `convert_ids_to_tokens([id])[0]` for an id inside the vocabulary.
+    pub fn piece(&self, id: i64) -> Option<&str> {
+        usize::try_from(id).ok().and_then(|i| self.pieces.get(i)).and_then(|p| p.as_deref())
+    }
+
+    pub fn is_special(&self, id: i64) -> bool {
+        usize::try_from(id).ok().and_then(|i| self.special.get(i)).copied().unwrap_or(false)
+    }
+
+    /// Is `id` inside `len(tokenizer)`?
+    pub fn in_vocab(&self, id: i64) -> bool {
+        id >= 0 && (id as u64) < self.vocab_len as u64
+    }
+
+    /// `convert_tokens_to_string`: the tokenizer's decoder over raw pieces.
+    pub fn pieces_to_string(&self, pieces: &[String]) -> String {
+        if pieces.is_empty() {
+            return String::new();
+        }
+        match self.tokenizer.get_decoder() {
+            Some(decoder) => decoder.decode(pieces.to_vec()).unwrap_or_default(),
+            None => pieces.join(" "),
+        }
+    }
+
+    /// `tokenizer.decode(ids)` with special tokens kept (ids must be known).
+    pub fn decode(&self, ids: &[i64]) -> String {
+        let ids: Vec<u32> = ids.iter().filter_map(|&i| u32::try_from(i).ok()).collect();
+        self.tokenizer.decode(&ids, false).unwrap_or_default()
+    }
+}
+
+/// `tokenizer.json`, or `tokenizer.json.gz` (how the bundled model ships).
+fn load_tokenizer(dir: &Path) -> Result<Tokenizer, ModelError> {
+    let plain = dir.join("tokenizer.json");
+    let gz = dir.join("tokenizer.json.gz");
+    let load_err = |path: &Path, reason: String| ModelError::Load { path: path.to_path_buf(), reason };
+    if plain.is_file() {
+        return Tokenizer::from_file(&plain).map_err(|e| load_err(&plain, e.to_string()));
+    }
+    if gz.is_file() {
+        let file = std::fs::File::open(&gz).map_err(|e| load_err(&gz, e.to_string()))?;
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes).map_err(|e| load_err(&gz, e.to_string()))?;
+        return Tokenizer::from_bytes(&bytes).map_err(|e| load_err(&gz, e.to_string()));
+    }
+    Err(ModelError::NoTokenizer(dir.to_path_buf()))
+}
+
+fn has_tokenizer(dir: &Path) -> bool {
+    dir.join("tokenizer.json").is_file() || dir.join("tokenizer.json.gz").is_file()
+}
+
+/// vLLM's `_get_and_verify_max_len`: the smallest length key the config
+/// declares (rope scaling factors aside).
+fn derive_max_len(config: &Value) -> Option<usize> {
+    let keys = [
+        "max_position_embeddings",
+        "n_positions",
+        "max_seq_len",
+        "seq_length",
+        "model_max_length",
+        "max_sequence_length",
+        "max_seq_length",
+        "seq_len",
+    ];
+    let text = config.get("text_config").filter(|t| t.is_object()).unwrap_or(config);
+    keys.iter().filter_map(|k| text.get(*k).and_then(Value::as_u64)).min().map(|v| v as usize)
+}
+
+fn metaspace_marker(tokenizer: &Tokenizer) -> Option<char> {
+    let json: Value = serde_json::to_value(tokenizer).ok()?;
+    let pre = json.get("pre_tokenizer")?;
+    let marker_of = |p: &Value| -> Option<char> {
+        (p.get("type")?.as_str()? == "Metaspace")
+            .then(|| p.get("replacement").and_then(Value::as_str).and_then(|s| s.chars().next()).unwrap_or('▁'))
+    };
+    marker_of(pre).or_else(|| pre.get("pretokenizers")?.as_array()?.iter().find_map(marker_of))
+}
+
+/// A path to a model directory, or an id (`org/name`) found in the local
+/// Hugging Face cache (`HF_HUB_CACHE`, `HF_HOME/hub`, `~/.cache/huggingface/hub`).
+pub fn resolve(spec: &str) -> Result<PathBuf, ModelError> {
+    let direct = PathBuf::from(spec);
+    if direct.is_dir() {
+        return Ok(direct);
+    }
+    let mut looked = Vec::new();
+    for cache in hub_caches() {
+        let repo = cache.join(format!("models--{}", spec.replace('/', "--")));
+        looked.push(repo.display().to_string());
+        let revision = std::fs::read_to_string(repo.join("refs").join("main")).ok();
+        let snapshots = repo.join("snapshots");
+        if let Some(rev) = revision {
+            let snap = snapshots.join(rev.trim());
+            if has_tokenizer(&snap) {
+                return Ok(snap);
+            }
+        }
+        if let Ok(entries) = std::fs::read_dir(&snapshots) {
+            for entry in entries.flatten() {
+                if has_tokenizer(&entry.path()) {
+                    return Ok(entry.path());
+                }
+            }
+        }
+    }
+    Err(ModelError::NotFound { id: spec.to_string(), looked: format!("{} (as a path) and {}", spec, looked.join(", ")) })
+}
+
+fn hub_caches() -> Vec<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(p) = env("HF_HUB_CACHE").or_else(|| env("HUGGINGFACE_HUB_CACHE")) {
+        return vec![p];
+    }
+    if let Some(home) = env("HF_HOME") {
+        return vec![home.join("hub")];
+    }
+    let base = env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache")));
+    base.map(|b| vec![b.join("huggingface").join("hub")]).unwrap_or_default()
+}

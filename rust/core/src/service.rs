@@ -1,0 +1,147 @@
+//! The one entry point: (route, content type, body bytes) → (status, body
+//! bytes). Framework-level checks happen here in vLLM's order, so the HTTP
+//! layer stays a thin pass-through.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::derender::Derenderer;
+use crate::error::ApiError;
+use crate::pydantic::{Errors, Loc};
+use crate::wire::request::{parse_chat, parse_completion, ChatBody, CompletionBody};
+use crate::wire::response::StreamResponse;
+
+/// Routes the native core answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    ChatDerender,
+    CompletionDerender,
+}
+
+impl Route {
+    pub fn from_path(path: &str) -> Option<Route> {
+        match path {
+            "/v1/chat/completions/derender" => Some(Route::ChatDerender),
+            "/v1/completions/derender" => Some(Route::CompletionDerender),
+            _ => None,
+        }
+    }
+}
+
+/// A finished HTTP answer.
+pub struct Reply {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+impl From<ApiError> for Reply {
+    fn from(e: ApiError) -> Reply {
+        Reply { status: e.status, body: e.to_json() }
+    }
+}
+
+impl Derenderer {
+    /// Handle one request. Never panics past this point: a panic inside is
+    /// answered with a 500 envelope instead of taking the worker down.
+    pub fn handle(&self, route: Route, content_type: Option<&str>, body: &[u8]) -> Reply {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle_inner(route, content_type, body)));
+        match result {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(e)) => e.into(),
+            Err(_) => ApiError::internal("internal error while derendering (a bug: please report it)").into(),
+        }
+    }
+
+    fn handle_inner(&self, route: Route, content_type: Option<&str>, body: &[u8]) -> Result<Reply, ApiError> {
+        check_media_type(content_type)?;
+        let value = parse_json(body)?;
+        match route {
+            Route::ChatDerender => match parse_chat(value.as_ref())? {
+                ChatBody::Batch(req) => ok_json(&self.chat_batch(&req)?),
+                ChatBody::Stream(req) => {
+                    let (chunk, state) = self.chat_stream(&req)?;
+                    ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
+                }
+            },
+            Route::CompletionDerender => match parse_completion(value.as_ref())? {
+                CompletionBody::Batch(req) => ok_json(&self.completion_batch(&req)?),
+                CompletionBody::Stream(req) => {
+                    let (chunk, state) = self.completion_stream(&req)?;
+                    ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
+                }
+            },
+        }
+    }
+}
+
+fn ok_json<T: Serialize>(value: &T) -> Result<Reply, ApiError> {
+    let body = serde_json::to_vec(value).map_err(|e| ApiError::internal(format!("could not encode the response: {e}")))?;
+    Ok(Reply { status: 200, body })
+}
+
+/// `validate_json_request`: the media type must be exactly `application/json`.
+pub fn check_media_type(content_type: Option<&str>) -> Result<(), ApiError> {
+    let ct = content_type.unwrap_or("").to_ascii_lowercase();
+    let media = ct.split(';').next().unwrap_or("");
+    if media == "application/json" {
+        return Ok(());
+    }
+    Err(ApiError::validation("1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed", None))
+}
+
+/// Decode the body; `None` for an empty body (FastAPI's missing body).
+pub fn parse_json(body: &[u8]) -> Result<Option<Value>, ApiError> {
+    if body.is_empty() {
+        return Ok(None);
+    }
+    serde_json::from_slice(body).map(Some).map_err(|e| json_error(body, &e))
+}
+
+/// A JSON decode error in the shape FastAPI reports Python's `json` errors.
+fn json_error(body: &[u8], e: &serde_json::Error) -> ApiError {
+    let text = String::from_utf8_lossy(body);
+    // serde_json reports 1-based line and column; Python reports the char
+    // offset where decoding stopped (the end of the text for a truncated one).
+    let pos = if e.classify() == serde_json::error::Category::Eof {
+        text.chars().count()
+    } else {
+        char_offset(&text, e.line(), e.column())
+    };
+    let detail = e.to_string();
+    let msg = if detail.contains("trailing characters") {
+        "Extra data"
+    } else if detail.contains("key must be a string") {
+        "Expecting property name enclosed in double quotes"
+    } else if detail.contains("expected `:`") {
+        "Expecting ':' delimiter"
+    } else if detail.contains("expected `,` or `}`") || detail.contains("expected `,` or `]`") {
+        "Expecting ',' delimiter"
+    } else if detail.contains("control character") {
+        "Invalid control character at"
+    } else if detail.contains("escape") {
+        "Invalid \\escape"
+    } else if detail.contains("EOF while parsing a string") {
+        "Unterminated string starting at"
+    } else {
+        "Expecting value"
+    };
+    let mut errs = Errors::default();
+    let root = Loc::root("body");
+    errs.push("json_invalid", &root, "JSON decode error", Some(&Value::Object(Default::default())), Some(format!("{{'error': {}}}", crate::pyrepr::repr_str(msg))));
+    let mut err = errs.into_api_error();
+    // The location carries the offset: `body.<pos>`.
+    err.message = err.message.replacen("'loc': 'body'", &format!("'loc': 'body.{pos}'"), 1);
+    err.param = Some(format!("body.{pos}"));
+    err
+}
+
+fn char_offset(text: &str, line: usize, column: usize) -> usize {
+    let mut pos = 0usize;
+    for (i, l) in text.split('\n').enumerate() {
+        if i + 1 == line {
+            return pos + l.chars().take(column.saturating_sub(1)).count();
+        }
+        pos += l.chars().count() + 1;
+    }
+    pos
+}

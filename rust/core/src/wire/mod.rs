@@ -1,0 +1,3 @@
+//! Wire formats: request parsing/validation and response shapes.
+pub mod request;
+pub mod response;

@@ -1,0 +1,102 @@
+//! `derender._native`: the PyO3 face of derender-core. Bodies go in as
+//! bytes and come out as bytes; the GIL is released while Rust works.
+
+use derender_core::{Derenderer as Core, Model, Route, Settings};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// One loaded model and its derender settings.
+#[pyclass(frozen, module = "derender._native")]
+struct Derenderer {
+    inner: Core,
+}
+
+#[pymethods]
+impl Derenderer {
+    #[new]
+    #[pyo3(signature = (model, served_model_names=None, max_model_len=None, max_logprobs=20, max_n_sequences=16384, skip_model_name_validation=false))]
+    fn new(
+        py: Python<'_>,
+        model: &str,
+        served_model_names: Option<Vec<String>>,
+        max_model_len: Option<usize>,
+        max_logprobs: i64,
+        max_n_sequences: usize,
+        skip_model_name_validation: bool,
+    ) -> PyResult<Self> {
+        let loaded = py.detach(|| Model::load(model)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let max_model_len = match (max_model_len, loaded.config_max_len) {
+            (Some(m), _) => m,
+            (None, Some(m)) => m,
+            (None, None) => {
+                return Err(PyValueError::new_err(format!(
+                    "{}: config.json declares no context length; pass --max-model-len",
+                    loaded.path.display()
+                )))
+            }
+        };
+        let names = served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]);
+        let settings = Settings {
+            served_model_names: names,
+            max_model_len,
+            max_logprobs,
+            max_n_sequences,
+            skip_model_name_validation,
+        };
+        Ok(Derenderer { inner: Core::new(loaded, settings) })
+    }
+
+    /// Answer one request: `(status, body)`. `path` is the HTTP route.
+    #[pyo3(signature = (path, body, content_type="application/json"))]
+    fn handle<'py>(&self, py: Python<'py>, path: &str, body: &[u8], content_type: Option<&str>) -> PyResult<(u16, Bound<'py, PyBytes>)> {
+        let Some(route) = Route::from_path(path) else {
+            return Err(PyValueError::new_err(format!("no native route for {path}")));
+        };
+        let reply = py.detach(|| self.inner.handle(route, content_type, body));
+        Ok((reply.status, PyBytes::new(py, &reply.body)))
+    }
+
+    /// Token ids of `text` (no special tokens added), as the tokenizer splits it.
+    fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
+        py.detach(|| self.inner.model.tokenizer.encode(text, false))
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// The resolved model directory.
+    #[getter]
+    fn model_path(&self) -> String {
+        self.inner.model.path.display().to_string()
+    }
+
+    #[getter]
+    fn served_model_names(&self) -> Vec<String> {
+        self.inner.settings.served_model_names.clone()
+    }
+
+    #[getter]
+    fn max_model_len(&self) -> usize {
+        self.inner.settings.max_model_len
+    }
+
+    /// `len(tokenizer)`: vocabulary plus added tokens.
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.model.vocab_len
+    }
+}
+
+/// The native routes, for the HTTP layer to mount.
+#[pyfunction]
+fn native_routes() -> Vec<&'static str> {
+    vec!["/v1/chat/completions/derender", "/v1/completions/derender"]
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Derenderer>()?;
+    m.add_function(wrap_pyfunction!(native_routes, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

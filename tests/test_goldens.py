@@ -1,0 +1,98 @@
+"""Golden parity: replay vLLM 0.33.0's recorded answers against a real
+`derender serve` started with each plain config's flags, scored by the
+reference `replay.py` exactly as the acceptance check scores it."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+
+import pytest
+
+from conftest import MODEL_DIRS, REFERENCE
+
+sys.path.insert(0, str(REFERENCE))
+import replay  # noqa: E402
+
+CONFIGS = json.loads((REFERENCE / "configs.json").read_text())
+PLAIN = ["qwen3_plain", "qwen3_plain_bounds"]
+
+# Deliberate, documented divergences (docs/divergences.md), by case id suffix.
+# Each is checked for the behaviour we chose instead, in test_divergences.py.
+DIVERGENT = {
+    # A stop string reported only on a token-less final chunk: the text was
+    # sent on the previous call and cannot be taken back.
+    "stop_string-base-finish_only",
+    # Hand-edited plain-path windows (offsets past the window) are refused.
+    "stream_offsets_past_window",
+    "cmpl_stream_bad_state",
+}
+# /render is not part of this version yet (its own issue); see README.
+NOT_YET = ("/render",)
+
+
+def load_cases(config: str) -> list[dict]:
+    with gzip.open(REFERENCE / "goldens" / f"{config}.jsonl.gz", "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def is_excused(case: dict) -> bool:
+    if any(case["id"].endswith(d) or d in case["id"] for d in DIVERGENT):
+        return True
+    return any(str(case.get("endpoint", "")).endswith(n) for n in NOT_YET)
+
+
+def server_args(config: str) -> list[str]:
+    c = CONFIGS[config]
+    return [str(MODEL_DIRS[c["model"]]), "--served-model-name", c["served_model_name"], *c["flags"]]
+
+
+@pytest.fixture(scope="module", params=PLAIN)
+def config_server(request, server_factory_module):
+    return request.param, server_factory_module(server_args(request.param))
+
+
+@pytest.fixture(scope="module")
+def server_factory_module():
+    from conftest import Server
+
+    servers: list[Server] = []
+
+    def start(args: list[str]) -> Server:
+        s = Server(args)
+        servers.append(s)
+        return s
+
+    yield start
+    for s in servers:
+        s.stop()
+
+
+def score(config: str, url: str, kinds: set[str], level: str) -> tuple[int, list[str]]:
+    client = replay.Client(url)
+    failures: list[str] = []
+    ran = 0
+    for case in load_cases(config):
+        if case["kind"] not in kinds or is_excused(case):
+            continue
+        ran += 1
+        results = replay.execute_case(client, case)
+        diffs = replay.compare_case(case, results, level, "auto")
+        if diffs:
+            failures.append(f"{case['id']}: {diffs[:3]}")
+    return ran, failures
+
+
+def test_batch_and_stream_strict(config_server):
+    config, server = config_server
+    ran, failures = score(config, server.url, {"batch", "stream"}, "strict")
+    assert ran > 200
+    assert failures == []
+
+
+def test_errors_strict(config_server):
+    config, server = config_server
+    ran, failures = score(config, server.url, {"error"}, "strict")
+    assert ran > 40
+    assert failures == []
