@@ -12,7 +12,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from derender import DEFAULT_MODEL_DIR, Derenderer
 from derender.app import create_app
 from derender.config import ServerConfig
@@ -73,7 +72,9 @@ def core() -> Derenderer:
 
 @pytest.fixture(scope="session")
 def app(core: Derenderer):
-    return create_app(ServerConfig(model=str(DEFAULT_MODEL_DIR), served_model_names=["qwen3"]), core)
+    return create_app(
+        ServerConfig(model=str(DEFAULT_MODEL_DIR), served_model_names=["qwen3"]), core
+    )
 
 
 @pytest.fixture

@@ -90,7 +90,9 @@ def test_unknown_route_and_method_use_the_envelope(client):
 def test_body_cap_answers_413(core):
     from starlette.testclient import TestClient
 
-    app = create_app(ServerConfig(model="m", served_model_names=["qwen3"], max_request_bytes=100), core)
+    app = create_app(
+        ServerConfig(model="m", served_model_names=["qwen3"], max_request_bytes=100), core
+    )
     with TestClient(app) as c:
         r = c.post(CHAT, json=chat_body())
     assert r.status_code == 413
@@ -103,7 +105,10 @@ def test_api_key_guards_v1_only(core):
     app = create_app(ServerConfig(model="m", served_model_names=["qwen3"], api_keys=["k1"]), core)
     with TestClient(app) as c:
         assert c.post(CHAT, json=chat_body()).json() == {"error": "Unauthorized"}
-        assert c.post(CHAT, json=chat_body(), headers={"Authorization": "Bearer k2"}).status_code == 401
+        assert (
+            c.post(CHAT, json=chat_body(), headers={"Authorization": "Bearer k2"}).status_code
+            == 401
+        )
         ok = c.post(CHAT, json=chat_body(), headers={"Authorization": "bearer k1"})
         assert ok.status_code == 200
         assert c.get("/health").status_code == 200

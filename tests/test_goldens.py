@@ -9,7 +9,6 @@ import json
 import sys
 
 import pytest
-
 from conftest import MODEL_DIRS, REFERENCE
 
 sys.path.insert(0, str(REFERENCE))

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 
+from derender import Derenderer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from derender import Derenderer
 
 CHAT = "/v1/chat/completions/derender"
 CMPL = "/v1/completions/derender"
@@ -38,11 +37,18 @@ def split(ids: list[int], cuts: list[int]) -> list[list[int]]:
 
 
 def batch_text(core: Derenderer, ids: list[int], chat: bool, request: dict) -> str:
-    gen = {"request_id": "b", "choices": [{"index": 0, "finish_reason": "length", "token_ids": ids}]}
+    gen = {
+        "request_id": "b",
+        "choices": [{"index": 0, "finish_reason": "length", "token_ids": ids}],
+    }
     if chat:
         body = {"generate_response": gen, "prompt_token_ids": PROMPT, "chat_request": request}
         return call(core, CHAT, body)["choices"][0]["message"]["content"]
-    body = {"generate_responses": [gen], "prompt_token_ids": [PROMPT], "completion_request": request}
+    body = {
+        "generate_responses": [gen],
+        "prompt_token_ids": [PROMPT],
+        "completion_request": request,
+    }
     return call(core, CMPL, body)["choices"][0]["text"]
 
 
@@ -75,7 +81,9 @@ def request_for(chat: bool, keep_special: bool) -> dict:
     return req
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     ids=st.lists(ids_strategy, min_size=1, max_size=40),
     cuts=st.lists(st.integers(0, 1000), max_size=12),
@@ -89,7 +97,9 @@ def test_stream_concatenation_equals_batch(core, ids, cuts, chat, keep_special):
     assert got == expected
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     text=st.lists(
         st.one_of(

@@ -66,7 +66,9 @@ class ApiKeyMiddleware:
             await self.app(scope, receive, send)
             return
         root = scope.get("root_path", "")
-        path = scope["path"][len(root) :] if root and scope["path"].startswith(root) else scope["path"]
+        path = (
+            scope["path"][len(root) :] if root and scope["path"].startswith(root) else scope["path"]
+        )
         if not path.startswith(_GUARDED_PREFIXES) or self._authorized(scope):
             await self.app(scope, receive, send)
             return

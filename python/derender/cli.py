@@ -87,7 +87,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         model, default_names = str(DEFAULT_MODEL_DIR), [DEFAULT_MODEL_NAME]
     else:
         default_names = [model]
-    api_keys = args.api_key or ([os.environ["VLLM_API_KEY"]] if os.environ.get("VLLM_API_KEY") else [])
+    api_keys = args.api_key or (
+        [os.environ["VLLM_API_KEY"]] if os.environ.get("VLLM_API_KEY") else []
+    )
     return ServerConfig(
         model=model,
         served_model_names=args.served_model_name or default_names,

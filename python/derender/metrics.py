@@ -41,9 +41,15 @@ class Metrics:
             ]
             for route, buckets in sorted(self._latency.items()):
                 for bound, n in zip(_BUCKETS, buckets, strict=False):
-                    lines.append(f'derender_request_seconds_bucket{{route="{route}",le="{bound}"}} {n}')
-                lines.append(f'derender_request_seconds_bucket{{route="{route}",le="+Inf"}} {buckets[-1]}')
-                lines.append(f'derender_request_seconds_sum{{route="{route}"}} {self._latency_sum[route]}')
+                    lines.append(
+                        f'derender_request_seconds_bucket{{route="{route}",le="{bound}"}} {n}'
+                    )
+                lines.append(
+                    f'derender_request_seconds_bucket{{route="{route}",le="+Inf"}} {buckets[-1]}'
+                )
+                lines.append(
+                    f'derender_request_seconds_sum{{route="{route}"}} {self._latency_sum[route]}'
+                )
                 lines.append(f'derender_request_seconds_count{{route="{route}"}} {buckets[-1]}')
             lines += [
                 "# HELP derender_request_body_bytes_total Request body bytes received.",

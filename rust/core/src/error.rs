@@ -31,7 +31,12 @@ impl ApiError {
     /// A handler-level 400 (`BadRequestError`, no param), as vLLM's
     /// `create_error_response` makes.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self { status: 400, kind: "BadRequestError", message: message.into(), param: None }
+        Self {
+            status: 400,
+            kind: "BadRequestError",
+            message: message.into(),
+            param: None,
+        }
     }
 
     /// A `VLLMValidationError`: 400 with the offending parameter named.
@@ -46,7 +51,12 @@ impl ApiError {
 
     /// A request-validation failure (FastAPI's handler: type is the HTTP phrase).
     pub fn validation(message: impl Into<String>, param: Option<String>) -> Self {
-        Self { status: 400, kind: "Bad Request", message: message.into(), param }
+        Self {
+            status: 400,
+            kind: "Bad Request",
+            message: message.into(),
+            param,
+        }
     }
 
     pub fn model_not_found(model: &str, aliases: &[String]) -> Self {
@@ -65,13 +75,20 @@ impl ApiError {
         Self {
             status: 413,
             kind: "Request Entity Too Large",
-            message: format!("request body exceeds the server limit of {limit} bytes (--max-request-bytes)"),
+            message: format!(
+                "request body exceeds the server limit of {limit} bytes (--max-request-bytes)"
+            ),
             param: Some("body".into()),
         }
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        Self { status: 500, kind: "InternalServerError", message: message.into(), param: None }
+        Self {
+            status: 500,
+            kind: "InternalServerError",
+            message: message.into(),
+            param: None,
+        }
     }
 
     /// The JSON body: `{"error":{"message","type","param","code"}}`.
@@ -106,7 +123,9 @@ pub fn sanitize(message: &str) -> String {
     out.trim().to_string()
 }
 
-const ROOTS: [&str; 9] = ["home", "usr", "opt", "var", "tmp", "root", "lib", "mnt", "srv"];
+const ROOTS: [&str; 9] = [
+    "home", "usr", "opt", "var", "tmp", "root", "lib", "mnt", "srv",
+];
 
 fn is_path_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '.' || c == '-'
@@ -115,7 +134,9 @@ fn is_path_char(c: char) -> bool {
 fn looks_like_path(s: &[char]) -> bool {
     let rest: String = s[1..].iter().take_while(|c| is_path_char(**c)).collect();
     let after = 1 + rest.chars().count();
-    ROOTS.contains(&rest.as_str()) && s.get(after) == Some(&'/') && s.get(after + 1).is_some_and(|c| is_path_char(*c))
+    ROOTS.contains(&rest.as_str())
+        && s.get(after) == Some(&'/')
+        && s.get(after + 1).is_some_and(|c| is_path_char(*c))
 }
 
 fn path_end(chars: &[char], start: usize) -> usize {
@@ -144,7 +165,13 @@ mod tests {
 
     #[test]
     fn paths_are_hidden() {
-        assert_eq!(sanitize("The model `/root/models/x` does not exist."), "The model `<path>` does not exist.");
-        assert_eq!(sanitize("The model `nope` does not exist."), "The model `nope` does not exist.");
+        assert_eq!(
+            sanitize("The model `/root/models/x` does not exist."),
+            "The model `<path>` does not exist."
+        );
+        assert_eq!(
+            sanitize("The model `nope` does not exist."),
+            "The model `nope` does not exist."
+        );
     }
 }

@@ -68,7 +68,9 @@ impl Model {
         let config = read_json(&dir.join("config.json")).unwrap_or(Value::Null);
 
         let vocab_len = tokenizer.get_vocab_size(true);
-        let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| tokenizer.id_to_token(id)).collect();
+        let pieces: Vec<Option<String>> = (0..vocab_len as u32)
+            .map(|id| tokenizer.id_to_token(id))
+            .collect();
 
         let mut special = vec![false; vocab_len];
         let mut mark = |text: &str| {
@@ -79,7 +81,15 @@ impl Model {
             }
         };
         for source in [&tok_config, &special_map] {
-            for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
+            for key in [
+                "bos_token",
+                "eos_token",
+                "unk_token",
+                "sep_token",
+                "pad_token",
+                "cls_token",
+                "mask_token",
+            ] {
                 if let Some(t) = source.get(key).and_then(token_text) {
                     mark(t);
                 }
@@ -117,7 +127,10 @@ impl Model {
             Some(Value::String(s)) => Some(s.clone()),
             _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
         };
-        let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
+        let model_type = config
+            .get("model_type")
+            .and_then(Value::as_str)
+            .map(str::to_string);
 
         Ok(Model {
             path: dir.to_path_buf(),
@@ -136,11 +149,18 @@ impl Model {
 
     /// `convert_ids_to_tokens([id])[0]` for an id inside the vocabulary.
     pub fn piece(&self, id: i64) -> Option<&str> {
-        usize::try_from(id).ok().and_then(|i| self.pieces.get(i)).and_then(|p| p.as_deref())
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.pieces.get(i))
+            .and_then(|p| p.as_deref())
     }
 
     pub fn is_special(&self, id: i64) -> bool {
-        usize::try_from(id).ok().and_then(|i| self.special.get(i)).copied().unwrap_or(false)
+        usize::try_from(id)
+            .ok()
+            .and_then(|i| self.special.get(i))
+            .copied()
+            .unwrap_or(false)
     }
 
     /// Is `id` inside `len(tokenizer)`?
@@ -170,14 +190,18 @@ impl Model {
 fn load_tokenizer(dir: &Path) -> Result<Tokenizer, ModelError> {
     let plain = dir.join("tokenizer.json");
     let gz = dir.join("tokenizer.json.gz");
-    let load_err = |path: &Path, reason: String| ModelError::Load { path: path.to_path_buf(), reason };
+    let load_err = |path: &Path, reason: String| ModelError::Load {
+        path: path.to_path_buf(),
+        reason,
+    };
     if plain.is_file() {
         return Tokenizer::from_file(&plain).map_err(|e| load_err(&plain, e.to_string()));
     }
     if gz.is_file() {
         let file = std::fs::File::open(&gz).map_err(|e| load_err(&gz, e.to_string()))?;
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes).map_err(|e| load_err(&gz, e.to_string()))?;
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut bytes)
+            .map_err(|e| load_err(&gz, e.to_string()))?;
         return Tokenizer::from_bytes(&bytes).map_err(|e| load_err(&gz, e.to_string()));
     }
     Err(ModelError::NoTokenizer(dir.to_path_buf()))
@@ -200,18 +224,29 @@ fn derive_max_len(config: &Value) -> Option<usize> {
         "max_seq_length",
         "seq_len",
     ];
-    let text = config.get("text_config").filter(|t| t.is_object()).unwrap_or(config);
-    keys.iter().filter_map(|k| text.get(*k).and_then(Value::as_u64)).min().map(|v| v as usize)
+    let text = config
+        .get("text_config")
+        .filter(|t| t.is_object())
+        .unwrap_or(config);
+    keys.iter()
+        .filter_map(|k| text.get(*k).and_then(Value::as_u64))
+        .min()
+        .map(|v| v as usize)
 }
 
+/// `get_leading_space_marker`: the replacement char of a Metaspace
+/// pre-tokenizer (alone or inside a Sequence), whose leading instance
+/// SentencePiece decoding strips.
 fn metaspace_marker(tokenizer: &Tokenizer) -> Option<char> {
-    let json: Value = serde_json::to_value(tokenizer).ok()?;
-    let pre = json.get("pre_tokenizer")?;
-    let marker_of = |p: &Value| -> Option<char> {
-        (p.get("type")?.as_str()? == "Metaspace")
-            .then(|| p.get("replacement").and_then(Value::as_str).and_then(|s| s.chars().next()).unwrap_or('▁'))
-    };
-    marker_of(pre).or_else(|| pre.get("pretokenizers")?.as_array()?.iter().find_map(marker_of))
+    use tokenizers::PreTokenizerWrapper as P;
+    fn marker(p: &P) -> Option<char> {
+        match p {
+            P::Metaspace(m) => Some(m.get_replacement()),
+            P::Sequence(seq) => seq.as_ref().iter().find_map(marker),
+            _ => None,
+        }
+    }
+    marker(tokenizer.get_pre_tokenizer()?)
 }
 
 /// A path to a model directory, or an id (`org/name`) found in the local
@@ -241,11 +276,18 @@ pub fn resolve(spec: &str) -> Result<PathBuf, ModelError> {
             }
         }
     }
-    Err(ModelError::NotFound { id: spec.to_string(), looked: format!("{} (as a path) and {}", spec, looked.join(", ")) })
+    Err(ModelError::NotFound {
+        id: spec.to_string(),
+        looked: format!("{} (as a path) and {}", spec, looked.join(", ")),
+    })
 }
 
 fn hub_caches() -> Vec<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(p) = env("HF_HUB_CACHE").or_else(|| env("HUGGINGFACE_HUB_CACHE")) {
         return vec![p];
     }
@@ -253,5 +295,6 @@ fn hub_caches() -> Vec<PathBuf> {
         return vec![home.join("hub")];
     }
     let base = env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache")));
-    base.map(|b| vec![b.join("huggingface").join("hub")]).unwrap_or_default()
+    base.map(|b| vec![b.join("huggingface").join("hub")])
+        .unwrap_or_default()
 }

@@ -24,13 +24,22 @@ pub struct Loc<'a> {
 
 impl<'a> Loc<'a> {
     pub const fn root(name: &'static str) -> Loc<'static> {
-        Loc { seg: Seg::Name(name), parent: None }
+        Loc {
+            seg: Seg::Name(name),
+            parent: None,
+        }
     }
     pub fn field(&'a self, name: &'static str) -> Loc<'a> {
-        Loc { seg: Seg::Name(name), parent: Some(self) }
+        Loc {
+            seg: Seg::Name(name),
+            parent: Some(self),
+        }
     }
     pub fn index(&'a self, i: usize) -> Loc<'a> {
-        Loc { seg: Seg::Index(i), parent: Some(self) }
+        Loc {
+            seg: Seg::Index(i),
+            parent: Some(self),
+        }
     }
     fn render(&self) -> String {
         let mut segs = Vec::new();
@@ -116,8 +125,21 @@ impl Errors {
         self.list.is_empty()
     }
 
-    pub fn push(&mut self, kind: &'static str, loc: &Loc, msg: impl Into<String>, input: Option<&Value>, ctx: Option<String>) {
-        self.list.push(FieldError { kind, loc: loc.render(), msg: msg.into(), input: summarize(input), ctx });
+    pub fn push(
+        &mut self,
+        kind: &'static str,
+        loc: &Loc,
+        msg: impl Into<String>,
+        input: Option<&Value>,
+        ctx: Option<String>,
+    ) {
+        self.list.push(FieldError {
+            kind,
+            loc: loc.render(),
+            msg: msg.into(),
+            input: summarize(input),
+            ctx,
+        });
     }
 
     pub fn missing(&mut self, loc: &Loc, parent: &Value) {
@@ -170,10 +192,22 @@ pub mod read {
                     if f.is_finite() && f.fract() == 0.0 {
                         Some(f.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
                     } else if f.is_finite() {
-                        errs.push("int_from_float", loc, "Input should be a valid integer, got a number with a fractional part", Some(v), None);
+                        errs.push(
+                            "int_from_float",
+                            loc,
+                            "Input should be a valid integer, got a number with a fractional part",
+                            Some(v),
+                            None,
+                        );
                         None
                     } else {
-                        errs.push("finite_number", loc, "Input should be a finite number", Some(v), None);
+                        errs.push(
+                            "finite_number",
+                            loc,
+                            "Input should be a finite number",
+                            Some(v),
+                            None,
+                        );
                         None
                     }
                 }
@@ -181,12 +215,24 @@ pub mod read {
             Value::String(s) => match s.trim().parse::<i64>() {
                 Ok(i) => Some(i),
                 Err(_) => {
-                    errs.push("int_parsing", loc, "Input should be a valid integer, unable to parse string as an integer", Some(v), None);
+                    errs.push(
+                        "int_parsing",
+                        loc,
+                        "Input should be a valid integer, unable to parse string as an integer",
+                        Some(v),
+                        None,
+                    );
                     None
                 }
             },
             _ => {
-                errs.push("int_type", loc, "Input should be a valid integer", Some(v), None);
+                errs.push(
+                    "int_type",
+                    loc,
+                    "Input should be a valid integer",
+                    Some(v),
+                    None,
+                );
                 None
             }
         }
@@ -195,7 +241,13 @@ pub mod read {
     pub fn int_ge(v: &Value, ge: i64, loc: &Loc, errs: &mut Errors) -> Option<i64> {
         let i = int(v, loc, errs)?;
         if i < ge {
-            errs.push("greater_than_equal", loc, format!("Input should be greater than or equal to {ge}"), Some(v), Some(format!("{{'ge': {ge}}}")));
+            errs.push(
+                "greater_than_equal",
+                loc,
+                format!("Input should be greater than or equal to {ge}"),
+                Some(v),
+                Some(format!("{{'ge': {ge}}}")),
+            );
             return None;
         }
         Some(i)
@@ -204,7 +256,13 @@ pub mod read {
     pub fn int_gt(v: &Value, gt: i64, loc: &Loc, errs: &mut Errors) -> Option<i64> {
         let i = int(v, loc, errs)?;
         if i <= gt {
-            errs.push("greater_than", loc, format!("Input should be greater than {gt}"), Some(v), Some(format!("{{'gt': {gt}}}")));
+            errs.push(
+                "greater_than",
+                loc,
+                format!("Input should be greater than {gt}"),
+                Some(v),
+                Some(format!("{{'gt': {gt}}}")),
+            );
             return None;
         }
         Some(i)
@@ -216,12 +274,24 @@ pub mod read {
             Value::String(s) => match parse_py_float(s.trim()) {
                 Some(f) => Some(f),
                 None => {
-                    errs.push("float_parsing", loc, "Input should be a valid number, unable to parse string as a number", Some(v), None);
+                    errs.push(
+                        "float_parsing",
+                        loc,
+                        "Input should be a valid number, unable to parse string as a number",
+                        Some(v),
+                        None,
+                    );
                     None
                 }
             },
             _ => {
-                errs.push("float_type", loc, "Input should be a valid number", Some(v), None);
+                errs.push(
+                    "float_type",
+                    loc,
+                    "Input should be a valid number",
+                    Some(v),
+                    None,
+                );
                 None
             }
         }
@@ -240,7 +310,13 @@ pub mod read {
         match v {
             Value::String(s) => Some(s.clone()),
             _ => {
-                errs.push("string_type", loc, "Input should be a valid string", Some(v), None);
+                errs.push(
+                    "string_type",
+                    loc,
+                    "Input should be a valid string",
+                    Some(v),
+                    None,
+                );
                 None
             }
         }
@@ -255,12 +331,24 @@ pub mod read {
                 "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
                 "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
                 _ => {
-                    errs.push("bool_parsing", loc, "Input should be a valid boolean, unable to interpret input", Some(v), None);
+                    errs.push(
+                        "bool_parsing",
+                        loc,
+                        "Input should be a valid boolean, unable to interpret input",
+                        Some(v),
+                        None,
+                    );
                     None
                 }
             },
             _ => {
-                errs.push("bool_type", loc, "Input should be a valid boolean", Some(v), None);
+                errs.push(
+                    "bool_type",
+                    loc,
+                    "Input should be a valid boolean",
+                    Some(v),
+                    None,
+                );
                 None
             }
         }
@@ -270,24 +358,45 @@ pub mod read {
         match v {
             Value::Array(a) => Some(a),
             _ => {
-                errs.push("list_type", loc, "Input should be a valid list", Some(v), None);
+                errs.push(
+                    "list_type",
+                    loc,
+                    "Input should be a valid list",
+                    Some(v),
+                    None,
+                );
                 None
             }
         }
     }
 
-    pub fn dict<'v>(v: &'v Value, loc: &Loc, errs: &mut Errors) -> Option<&'v serde_json::Map<String, Value>> {
+    pub fn dict<'v>(
+        v: &'v Value,
+        loc: &Loc,
+        errs: &mut Errors,
+    ) -> Option<&'v serde_json::Map<String, Value>> {
         match v {
             Value::Object(o) => Some(o),
             _ => {
-                errs.push("dict_type", loc, "Input should be a valid dictionary", Some(v), None);
+                errs.push(
+                    "dict_type",
+                    loc,
+                    "Input should be a valid dictionary",
+                    Some(v),
+                    None,
+                );
                 None
             }
         }
     }
 
     /// A nested pydantic model given something that is not an object.
-    pub fn model<'v>(v: &'v Value, class: &str, loc: &Loc, errs: &mut Errors) -> Option<&'v serde_json::Map<String, Value>> {
+    pub fn model<'v>(
+        v: &'v Value,
+        class: &str,
+        loc: &Loc,
+        errs: &mut Errors,
+    ) -> Option<&'v serde_json::Map<String, Value>> {
         match v {
             Value::Object(o) => Some(o),
             _ => {
@@ -329,14 +438,29 @@ pub mod read {
     }
 
     /// A `Literal[...]` of strings.
-    pub fn literal_str(v: &Value, allowed: &[&str], loc: &Loc, errs: &mut Errors) -> Option<String> {
+    pub fn literal_str(
+        v: &Value,
+        allowed: &[&str],
+        loc: &Loc,
+        errs: &mut Errors,
+    ) -> Option<String> {
         if let Value::String(s) = v {
             if allowed.contains(&s.as_str()) {
                 return Some(s.clone());
             }
         }
-        let expected = allowed.iter().map(|a| repr_str(a)).collect::<Vec<_>>().join(" or ");
-        errs.push("literal_error", loc, format!("Input should be {expected}"), Some(v), Some(format!("{{'expected': {}}}", repr_str(&expected))));
+        let expected = allowed
+            .iter()
+            .map(|a| repr_str(a))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        errs.push(
+            "literal_error",
+            loc,
+            format!("Input should be {expected}"),
+            Some(v),
+            Some(format!("{{'expected': {}}}", repr_str(&expected))),
+        );
         None
     }
 
@@ -346,7 +470,13 @@ pub mod read {
             return true;
         }
         let e = if expected { "True" } else { "False" };
-        errs.push("literal_error", loc, format!("Input should be {e}"), Some(v), Some(format!("{{'expected': {}}}", repr_str(e))));
+        errs.push(
+            "literal_error",
+            loc,
+            format!("Input should be {e}"),
+            Some(v),
+            Some(format!("{{'expected': {}}}", repr_str(e))),
+        );
         false
     }
 

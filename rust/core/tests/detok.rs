@@ -27,7 +27,14 @@ fn chunks_decode_like_vllm() {
 #[test]
 fn partial_utf8_is_held_until_complete() {
     let m = model();
-    let ids: Vec<i64> = m.tokenizer.encode("🚀", false).unwrap().get_ids().iter().map(|&i| i as i64).collect();
+    let ids: Vec<i64> = m
+        .tokenizer
+        .encode("🚀", false)
+        .unwrap()
+        .get_ids()
+        .iter()
+        .map(|&i| i as i64)
+        .collect();
     let mut w = Window::default();
     let mut out = String::new();
     for id in &ids {
@@ -49,7 +56,10 @@ fn special_tokens_skip_and_added_tokens_stay() {
     let mut w = Window::default();
     assert_eq!(w.decode(&m, &[151645], false), "<|im_end|>");
     // Past len(tokenizer) decodes to nothing.
-    assert_eq!(Window::default().decode(&m, &[151700, 10_000_000], true), "");
+    assert_eq!(
+        Window::default().decode(&m, &[151700, 10_000_000], true),
+        ""
+    );
 }
 
 fn settings() -> Settings {
@@ -69,7 +79,10 @@ fn batch_drops_eos_but_counts_it() {
     let reply = d.handle(Route::ChatDerender, Some("application/json"), body);
     assert_eq!(reply.status, 200);
     let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
-    assert_eq!(v["choices"][0]["message"]["content"], "Hello there! 你好 world");
+    assert_eq!(
+        v["choices"][0]["message"]["content"],
+        "Hello there! 你好 world"
+    );
     assert_eq!(v["usage"]["completion_tokens"], 7);
     assert_eq!(v["choices"][0]["finish_reason"], "stop");
 }
@@ -77,7 +90,13 @@ fn batch_drops_eos_but_counts_it() {
 #[test]
 fn bad_bodies_are_400_never_panics() {
     let d = Derenderer::new(model(), settings());
-    for body in [&b""[..], b"[", b"[1,2]", b"{\"stream\":true}", b"{\"generate_response\":{\"choices\":[{\"index\":0,\"token_ids\":[-1]}]}}"] {
+    for body in [
+        &b""[..],
+        b"[",
+        b"[1,2]",
+        b"{\"stream\":true}",
+        b"{\"generate_response\":{\"choices\":[{\"index\":0,\"token_ids\":[-1]}]}}",
+    ] {
         for route in [Route::ChatDerender, Route::CompletionDerender] {
             let reply = d.handle(route, Some("application/json"), body);
             assert_eq!(reply.status, 400, "{}", String::from_utf8_lossy(body));

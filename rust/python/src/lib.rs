@@ -25,7 +25,9 @@ impl Derenderer {
         max_n_sequences: usize,
         skip_model_name_validation: bool,
     ) -> PyResult<Self> {
-        let loaded = py.detach(|| Model::load(model)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let loaded = py
+            .detach(|| Model::load(model))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let max_model_len = match (max_model_len, loaded.config_max_len) {
             (Some(m), _) => m,
             (None, Some(m)) => m,
@@ -36,7 +38,9 @@ impl Derenderer {
                 )))
             }
         };
-        let names = served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]);
+        let names = served_model_names
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| vec![model.to_string()]);
         let settings = Settings {
             served_model_names: names,
             max_model_len,
@@ -44,12 +48,20 @@ impl Derenderer {
             max_n_sequences,
             skip_model_name_validation,
         };
-        Ok(Derenderer { inner: Core::new(loaded, settings) })
+        Ok(Derenderer {
+            inner: Core::new(loaded, settings),
+        })
     }
 
     /// Answer one request: `(status, body)`. `path` is the HTTP route.
     #[pyo3(signature = (path, body, content_type="application/json"))]
-    fn handle<'py>(&self, py: Python<'py>, path: &str, body: &[u8], content_type: Option<&str>) -> PyResult<(u16, Bound<'py, PyBytes>)> {
+    fn handle<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+    ) -> PyResult<(u16, Bound<'py, PyBytes>)> {
         let Some(route) = Route::from_path(path) else {
             return Err(PyValueError::new_err(format!("no native route for {path}")));
         };

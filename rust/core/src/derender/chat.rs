@@ -6,7 +6,8 @@ use crate::error::ApiError;
 use crate::logprobs::{self, ChatLogprobs, LogprobError};
 use crate::wire::request::{ChatBatchRequest, OutputOptions, StreamRequest, StreamState};
 use crate::wire::response::{
-    normalize_metrics, normalize_prompt_logprobs, ChatChoice, ChatChunk, ChatCompletion, ChatMessage, ChatStreamChoice, Delta, Usage,
+    normalize_metrics, normalize_prompt_logprobs, ChatChoice, ChatChunk, ChatCompletion,
+    ChatMessage, ChatStreamChoice, Delta, Usage,
 };
 
 /// `_chat_top_logprobs_limit`: how many candidates chat keeps per position.
@@ -26,7 +27,10 @@ impl Derenderer {
         self.validate_prompt_len(req.prompt_token_ids.as_ref())?;
         let request = req.chat_request.as_ref();
         let skip = skip_special(request, false);
-        let seed_ids = req.prompt_token_ids.as_deref().or(gen.prompt_token_ids.as_deref());
+        let seed_ids = req
+            .prompt_token_ids
+            .as_deref()
+            .or(gen.prompt_token_ids.as_deref());
         let seed = Window::seed(&self.model, seed_ids, skip);
         let limit = top_limit(request);
         let return_token_ids = request.is_some_and(|r| r.return_token_ids);
@@ -35,26 +39,48 @@ impl Derenderer {
         for choice in &gen.choices {
             let ids = match &choice.token_ids {
                 Some(ids) if !ids.is_empty() => ids,
-                _ => return Err(ApiError::bad_request(format!("choice {} has empty or null token_ids", choice.index))),
+                _ => {
+                    return Err(ApiError::bad_request(format!(
+                        "choice {} has empty or null token_ids",
+                        choice.index
+                    )))
+                }
             };
             let logprobs = match &choice.logprobs {
-                Some(l) => Some(logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?),
+                Some(l) => {
+                    Some(logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?)
+                }
                 None => None,
             };
-            let (text, stop_reason) =
-                self.decode_output(ids, choice.finish_reason.as_deref(), choice.stop_reason.as_ref(), request, &seed, skip);
+            let (text, stop_reason) = self.decode_output(
+                ids,
+                choice.finish_reason.as_deref(),
+                choice.stop_reason.as_ref(),
+                request,
+                &seed,
+                skip,
+            );
             choices.push(ChatChoice {
                 index: choice.index,
                 message: ChatMessage::assistant(Some(text), None, Vec::new()),
                 logprobs,
-                finish_reason: Some(choice.finish_reason.clone().unwrap_or_else(|| "stop".into())),
+                finish_reason: Some(
+                    choice
+                        .finish_reason
+                        .clone()
+                        .unwrap_or_else(|| "stop".into()),
+                ),
                 stop_reason,
                 token_ids: return_token_ids.then(|| ids.clone()),
                 routed_experts: None,
                 weight_versions: None,
             });
         }
-        let completion_tokens: i64 = gen.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len) as i64).sum();
+        let completion_tokens: i64 = gen
+            .choices
+            .iter()
+            .map(|c| c.token_ids.as_ref().map_or(0, Vec::len) as i64)
+            .sum();
         Ok(ChatCompletion {
             id: gen.request_id.clone(),
             object: "chat.completion",
@@ -65,7 +91,11 @@ impl Derenderer {
             system_fingerprint: None,
             usage: Usage::new(req.prompt_tokens.unwrap_or(0), completion_tokens),
             prompt_logprobs: normalize_prompt_logprobs(&gen.prompt_logprobs),
-            prompt_token_ids: if return_token_ids { gen.prompt_token_ids.clone() } else { None },
+            prompt_token_ids: if return_token_ids {
+                gen.prompt_token_ids.clone()
+            } else {
+                None
+            },
             prompt_text: None,
             kv_transfer_params: gen.kv_transfer_params.clone(),
             ec_transfer_params: None,
@@ -87,8 +117,15 @@ impl Derenderer {
             )));
         }
         let prompt_len = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
-        let prior_len = req.stream_state.as_ref().map_or(0, |s| s.output_token_ids.len());
-        let delta_len: usize = chunk.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len)).sum();
+        let prior_len = req
+            .stream_state
+            .as_ref()
+            .map_or(0, |s| s.output_token_ids.len());
+        let delta_len: usize = chunk
+            .choices
+            .iter()
+            .map(|c| c.token_ids.as_ref().map_or(0, Vec::len))
+            .sum();
         if prompt_len + prior_len + delta_len > self.settings.max_model_len {
             return Err(ApiError::bad_request(format!(
                 "prompt_token_ids length ({prompt_len}) plus output_token_ids length ({prior_len}) plus delta ({delta_len}) exceeds max_model_len ({}).",
@@ -102,17 +139,24 @@ impl Derenderer {
         let mut choices = Vec::with_capacity(1);
         if let Some(choice) = chunk.choices.first() {
             let delta_ids: &[i64] = choice.token_ids.as_deref().unwrap_or(&[]);
-            let (text, stop_reason) = self.plain_stream_text(&mut state, &mut window, choice, request, skip);
+            let (text, stop_reason) =
+                self.plain_stream_text(&mut state, &mut window, choice, request, skip);
             let logprobs: Option<ChatLogprobs> = match &choice.logprobs {
                 Some(l) => Some(
-                    logprobs::resolve(&self.model, l, &state.logprob_context_token_ids, top_limit(request))
-                        .map_err(|_| ApiError::bad_request("invalid stream_state: derender failed"))?,
+                    logprobs::resolve(
+                        &self.model,
+                        l,
+                        &state.logprob_context_token_ids,
+                        top_limit(request),
+                    )
+                    .map_err(|_| ApiError::bad_request("invalid stream_state: derender failed"))?,
                 ),
                 None => None,
             };
             let include_role = !state.role_sent;
             state.role_sent = true;
-            state.logprob_context_token_ids = logprobs::context_tail(&state.logprob_context_token_ids, delta_ids);
+            state.logprob_context_token_ids =
+                logprobs::context_tail(&state.logprob_context_token_ids, delta_ids);
             choices.push(ChatStreamChoice {
                 index: choice.index,
                 delta: Delta {
@@ -124,7 +168,11 @@ impl Derenderer {
                 logprobs,
                 finish_reason: choice.finish_reason.clone(),
                 stop_reason,
-                token_ids: if return_token_ids { choice.token_ids.clone() } else { None },
+                token_ids: if return_token_ids {
+                    choice.token_ids.clone()
+                } else {
+                    None
+                },
                 weight_versions: None,
             });
         }
@@ -139,7 +187,11 @@ impl Derenderer {
             choices,
             usage: stream_usage(req),
             system_fingerprint: None,
-            prompt_token_ids: if return_token_ids { chunk.prompt_token_ids.clone() } else { None },
+            prompt_token_ids: if return_token_ids {
+                chunk.prompt_token_ids.clone()
+            } else {
+                None
+            },
             prompt_text: None,
             metrics: normalize_metrics(&chunk.metrics),
             kv_transfer_params: None,
@@ -149,7 +201,11 @@ impl Derenderer {
 
     /// The incoming state (or a fresh one seeded from the prompt) and its
     /// decode window. A window the algorithm cannot have produced is refused.
-    pub(crate) fn plain_state(&self, req: &StreamRequest, skip: bool) -> Result<(StreamState, Window), ApiError> {
+    pub(crate) fn plain_state(
+        &self,
+        req: &StreamRequest,
+        skip: bool,
+    ) -> Result<(StreamState, Window), ApiError> {
         match &req.stream_state {
             Some(s) => {
                 let window = Window {
@@ -168,7 +224,10 @@ impl Derenderer {
                 Ok((s.clone(), window))
             }
             None => {
-                let ids = req.prompt_token_ids.as_deref().or(req.generate_chunk.prompt_token_ids.as_deref());
+                let ids = req
+                    .prompt_token_ids
+                    .as_deref()
+                    .or(req.generate_chunk.prompt_token_ids.as_deref());
                 let window = Window::seed(&self.model, ids, skip);
                 Ok((StreamState::default(), window))
             }

@@ -34,7 +34,10 @@ pub struct Derenderer {
 }
 
 pub(crate) fn now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// `(skip_special_tokens, spaces_between_special_tokens)` as `_decode_params`
@@ -54,7 +57,10 @@ impl Derenderer {
             None | Some("") => Ok(()),
             Some(_) if self.settings.skip_model_name_validation => Ok(()),
             Some(m) if self.settings.served_model_names.iter().any(|n| n == m) => Ok(()),
-            Some(m) => Err(ApiError::model_not_found(m, &self.settings.served_model_names)),
+            Some(m) => Err(ApiError::model_not_found(
+                m,
+                &self.settings.served_model_names,
+            )),
         }
     }
 
@@ -62,7 +68,12 @@ impl Derenderer {
     pub fn response_model(&self, model: Option<&str>) -> String {
         match model {
             Some(m) if !m.is_empty() => m.to_string(),
-            _ => self.settings.served_model_names.first().cloned().unwrap_or_default(),
+            _ => self
+                .settings
+                .served_model_names
+                .first()
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 
@@ -114,7 +125,11 @@ impl Derenderer {
                     }
                 }
             }
-            let n = gen.prompt_logprobs.as_ref().and_then(|p| p.as_array()).map_or(0, Vec::len);
+            let n = gen
+                .prompt_logprobs
+                .as_ref()
+                .and_then(|p| p.as_array())
+                .map_or(0, Vec::len);
             if n > s.max_model_len {
                 return Err(ApiError::bad_request(format!(
                     "prompt_logprobs length ({n}) in response '{}' exceeds max_model_len ({}).",
@@ -127,11 +142,13 @@ impl Derenderer {
 
     fn validate_prompt_len(&self, ids: Option<&Vec<i64>>) -> Result<(), ApiError> {
         match ids {
-            Some(ids) if ids.len() > self.settings.max_model_len => Err(ApiError::bad_request(format!(
-                "prompt_token_ids length ({}) exceeds max_model_len ({}).",
-                ids.len(),
-                self.settings.max_model_len
-            ))),
+            Some(ids) if ids.len() > self.settings.max_model_len => {
+                Err(ApiError::bad_request(format!(
+                    "prompt_token_ids length ({}) exceeds max_model_len ({}).",
+                    ids.len(),
+                    self.settings.max_model_len
+                )))
+            }
             _ => Ok(()),
         }
     }
@@ -152,8 +169,14 @@ impl Derenderer {
         skip: bool,
     ) -> (String, Option<crate::wire::request::StopReason>) {
         use crate::wire::request::StopReason;
-        let (keep, mut stop_reason) =
-            drop_stop_token(ids, finish_reason, reported, request, self.model.eos_token_id, &self.model.model_eos_ids);
+        let (keep, mut stop_reason) = drop_stop_token(
+            ids,
+            finish_reason,
+            reported,
+            request,
+            self.model.eos_token_id,
+            &self.model.model_eos_ids,
+        );
         let ids = &ids[..keep];
         let stops: Vec<String> = match reported {
             _ if finish_reason != Some("stop") => Vec::new(),
@@ -206,14 +229,24 @@ impl Derenderer {
         let finish = choice.finish_reason.as_deref();
         if finish.is_none() {
             if let Some(&last) = ids.last() {
-                let (keep, _) = drop_stop_token(&ids, Some("stop"), None, request, self.model.eos_token_id, &self.model.model_eos_ids);
+                let (keep, _) = drop_stop_token(
+                    &ids,
+                    Some("stop"),
+                    None,
+                    request,
+                    self.model.eos_token_id,
+                    &self.model.model_eos_ids,
+                );
                 let visible = !(skip && self.model.is_special(last));
                 if keep < ids.len() && visible {
                     state.held_token_ids.push(last);
                     ids.pop();
                 }
             }
-            return (window.decode(&self.model, &ids, skip), choice.stop_reason.clone());
+            return (
+                window.decode(&self.model, &ids, skip),
+                choice.stop_reason.clone(),
+            );
         }
         let (keep, stop_reason) = drop_stop_token(
             &ids,
@@ -239,7 +272,9 @@ fn cut_final_stop_string(text: &str, stop: &str, include: bool) -> String {
     if stop.is_empty() || text.is_empty() {
         return text.to_string();
     }
-    if let Some((_, Some(cut))) = check_stop_strings(text, text.chars().count(), &[stop.to_string()], include) {
+    if let Some((_, Some(cut))) =
+        check_stop_strings(text, text.chars().count(), &[stop.to_string()], include)
+    {
         return text.chars().take(cut).collect();
     }
     if text.contains(stop) {

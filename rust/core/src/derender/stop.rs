@@ -16,7 +16,8 @@ pub fn drop_stop_token(
     model_eos: &HashSet<i64>,
 ) -> (usize, Option<StopReason>) {
     let reason = stop_reason.cloned();
-    if finish_reason != Some("stop") || matches!(reason, Some(StopReason::Str(_))) || ids.is_empty() {
+    if finish_reason != Some("stop") || matches!(reason, Some(StopReason::Str(_))) || ids.is_empty()
+    {
         return (ids.len(), reason);
     }
     let last = ids[ids.len() - 1];
@@ -25,7 +26,9 @@ pub fn drop_stop_token(
             let honor_eos = request.is_none_or(|r| !r.ignore_eos);
             if honor_eos && Some(last) == eos {
                 (true, None)
-            } else if request.is_some_and(|r| r.stop_token_ids.contains(&last)) || (honor_eos && model_eos.contains(&last)) {
+            } else if request.is_some_and(|r| r.stop_token_ids.contains(&last))
+                || (honor_eos && model_eos.contains(&last))
+            {
                 (true, Some(StopReason::Int(last)))
             } else {
                 (false, None)
@@ -43,7 +46,12 @@ pub fn drop_stop_token(
 /// `check_stop_strings`: the stop string completing earliest in the text
 /// (ties by list order), searching only where the new text could match.
 /// Returns the string and the char length to cut to (`None` = no cut).
-pub fn check_stop_strings(text: &str, new_chars: usize, stops: &[String], include: bool) -> Option<(String, Option<usize>)> {
+pub fn check_stop_strings(
+    text: &str,
+    new_chars: usize,
+    stops: &[String],
+    include: bool,
+) -> Option<(String, Option<usize>)> {
     if new_chars == 0 || stops.is_empty() {
         return None;
     }
@@ -54,7 +62,9 @@ pub fn check_stop_strings(text: &str, new_chars: usize, stops: &[String], includ
         let slen = stop.chars().count() as i64;
         // Python's str.find with a negative start counts from the end.
         let start = (len + 1 - new_chars as i64 - slen).max(0) as usize;
-        let Some(idx) = find_chars(&chars, start, stop) else { continue };
+        let Some(idx) = find_chars(&chars, start, stop) else {
+            continue;
+        };
         let end = idx + slen as usize;
         if best.is_none_or(|(_, _, e)| end < e) {
             best = Some((stop, idx, end));
@@ -94,16 +104,31 @@ mod tests {
     #[test]
     fn only_new_text_is_searched() {
         // "ab" lies entirely in the old text: one new char cannot complete it.
-        assert_eq!(check_stop_strings("abcd", 1, &["ab".to_string()], false), None);
+        assert_eq!(
+            check_stop_strings("abcd", 1, &["ab".to_string()], false),
+            None
+        );
         assert!(check_stop_strings("abcd", 1, &["cd".to_string()], false).is_some());
     }
 
     #[test]
     fn eos_is_dropped_and_secondary_eos_reported() {
         let eos: HashSet<i64> = [7, 9].into_iter().collect();
-        assert_eq!(drop_stop_token(&[1, 7], Some("stop"), None, None, Some(7), &eos), (1, None));
-        assert_eq!(drop_stop_token(&[1, 9], Some("stop"), None, None, Some(7), &eos), (1, Some(StopReason::Int(9))));
-        assert_eq!(drop_stop_token(&[1, 9], Some("length"), None, None, Some(7), &eos), (2, None));
-        assert_eq!(drop_stop_token(&[1, 5], Some("stop"), None, None, Some(7), &eos), (2, None));
+        assert_eq!(
+            drop_stop_token(&[1, 7], Some("stop"), None, None, Some(7), &eos),
+            (1, None)
+        );
+        assert_eq!(
+            drop_stop_token(&[1, 9], Some("stop"), None, None, Some(7), &eos),
+            (1, Some(StopReason::Int(9)))
+        );
+        assert_eq!(
+            drop_stop_token(&[1, 9], Some("length"), None, None, Some(7), &eos),
+            (2, None)
+        );
+        assert_eq!(
+            drop_stop_token(&[1, 5], Some("stop"), None, None, Some(7), &eos),
+            (2, None)
+        );
     }
 }

@@ -65,7 +65,11 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
-    pub fn assistant(content: Option<String>, reasoning: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
+    pub fn assistant(
+        content: Option<String>,
+        reasoning: Option<String>,
+        tool_calls: Vec<ToolCall>,
+    ) -> Self {
         ChatMessage {
             role: "assistant",
             content,
@@ -222,16 +226,32 @@ pub struct StreamResponse<'a, C: Serialize> {
 
 /// `PerRequestMetrics` re-serialised: declared fields first, extras kept.
 pub fn normalize_metrics(metrics: &Option<Value>) -> Option<Value> {
-    let Some(Value::Object(m)) = metrics else { return None };
+    let Some(Value::Object(m)) = metrics else {
+        return None;
+    };
     let mut out = serde_json::Map::new();
-    for key in ["time_to_first_token_ms", "generation_time_ms", "queue_time_ms", "mean_itl_ms", "tokens_per_second"] {
+    for key in [
+        "time_to_first_token_ms",
+        "generation_time_ms",
+        "queue_time_ms",
+        "mean_itl_ms",
+        "tokens_per_second",
+    ] {
         let v = match m.get(key) {
-            Some(Value::Number(n)) => n.as_f64().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .and_then(serde_json::Number::from_f64)
+                .map_or(Value::Null, Value::Number),
             _ => Value::Null,
         };
         out.insert(key.to_string(), v);
     }
-    out.insert("speculative_decoding".into(), m.get("speculative_decoding").cloned().unwrap_or(Value::Null));
+    out.insert(
+        "speculative_decoding".into(),
+        m.get("speculative_decoding")
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
     for (k, v) in m {
         if !out.contains_key(k) {
             out.insert(k.clone(), v.clone());
@@ -243,7 +263,9 @@ pub fn normalize_metrics(metrics: &Option<Value>) -> Option<Value> {
 /// `prompt_logprobs` (`list[dict[int, Logprob] | None]`) re-serialised:
 /// each candidate as `{logprob, rank, decoded_token}`.
 pub fn normalize_prompt_logprobs(p: &Option<Value>) -> Option<Value> {
-    let Some(Value::Array(items)) = p else { return None };
+    let Some(Value::Array(items)) = p else {
+        return None;
+    };
     let out = items
         .iter()
         .map(|pos| match pos {
@@ -252,7 +274,10 @@ pub fn normalize_prompt_logprobs(p: &Option<Value>) -> Option<Value> {
                     .map(|(k, v)| {
                         let get = |f: &str| v.get(f).cloned().unwrap_or(Value::Null);
                         let logprob = match v.get("logprob") {
-                            Some(Value::Number(n)) => n.as_f64().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number),
+                            Some(Value::Number(n)) => n
+                                .as_f64()
+                                .and_then(serde_json::Number::from_f64)
+                                .map_or(Value::Null, Value::Number),
                             _ => Value::Null,
                         };
                         let mut c = serde_json::Map::new();

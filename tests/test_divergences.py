@@ -1,0 +1,137 @@
+"""Each deliberate divergence from vLLM 0.33.0 (docs/divergences.md), checked
+for the behaviour derender chose instead."""
+
+from __future__ import annotations
+
+import json
+
+from derender import Derenderer
+
+CHAT = "/v1/chat/completions/derender"
+CMPL = "/v1/completions/derender"
+PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
+IM_END = 151645
+
+
+def post(core: Derenderer, path: str, body: dict) -> tuple[int, dict]:
+    status, out = core.handle(path, json.dumps(body).encode())
+    return status, json.loads(out)
+
+
+def stream(core, path, chunks, request_key, request, prompt_tokens=None):
+    """Send `chunks` (token ids, finish_reason, stop_reason) as one stream."""
+    state, answers = None, []
+    for ids, finish, stop in chunks:
+        choice = {"index": 0, "token_ids": ids, "finish_reason": finish, "stop_reason": stop}
+        body = {
+            "stream": True,
+            "generate_chunk": {"request_id": "s", "choices": [choice]},
+            "stream_state": state,
+            "prompt_token_ids": PROMPT,
+            request_key: request,
+        }
+        if prompt_tokens is not None:
+            body["prompt_tokens"] = prompt_tokens
+        status, out = post(core, path, body)
+        assert status == 200, out
+        state = out["stream_state"]
+        answers.append(out)
+    return answers
+
+
+def test_stop_token_without_finish_is_held_then_dropped(core):
+    """vLLM's stream keeps an EOS that arrives before its finish_reason; the
+    batch answer drops it. derender holds it back and drops it (as batch)."""
+    ids = core.encode("Hello world")
+    request = {"prompt": "hi", "skip_special_tokens": False}
+    answers = stream(
+        core,
+        CMPL,
+        [(ids, None, None), ([IM_END], None, None), ([], "stop", None)],
+        "completion_request",
+        request,
+    )
+    texts = [a["chunk"]["choices"][0]["text"] for a in answers]
+    assert "".join(texts) == "Hello world"
+    assert answers[1]["stream_state"]["held_token_ids"] == [IM_END]
+    assert "held_token_ids" not in answers[2]["stream_state"]
+
+
+def test_held_stop_token_is_kept_when_the_output_goes_on(core):
+    request = {"prompt": "hi", "skip_special_tokens": False}
+    chunks = [([IM_END], None, None), (core.encode(" more"), "length", None)]
+    answers = stream(core, CMPL, chunks, "completion_request", request)
+    assert "".join(a["chunk"]["choices"][0]["text"] for a in answers) == "<|im_end|> more"
+
+
+def test_stop_string_is_cut_from_the_final_chunk(core):
+    """The engine reports a stop string only on the final chunk; vLLM's stream
+    passes it through while batch cuts it. derender cuts it from that chunk."""
+    head, tail = core.encode("Done. "), core.encode("###")
+    request = {"messages": [{"role": "user", "content": "hi"}]}
+    answers = stream(
+        core, CHAT, [(head, None, None), (tail, "stop", "###")], "chat_request", request
+    )
+    content = "".join(a["chunk"]["choices"][0]["delta"]["content"] or "" for a in answers)
+    assert content == "Done. "
+    assert answers[-1]["chunk"]["choices"][0]["stop_reason"] == "###"
+
+
+def test_stream_usage_prompt_tokens_follow_batch(core):
+    """Without `prompt_tokens`, batch reports 0 prompt tokens; vLLM's stream
+    takes the generate chunk's count. derender reports 0 in both."""
+    body = {
+        "stream": True,
+        "generate_chunk": {
+            "request_id": "s",
+            "usage": {"prompt_tokens": 19, "total_tokens": 40, "completion_tokens": 21},
+            "choices": [],
+        },
+    }
+    status, out = post(core, CHAT, body)
+    assert status == 200
+    assert out["chunk"]["usage"]["prompt_tokens"] == 0
+    assert out["chunk"]["usage"]["completion_tokens"] == 21
+    body["prompt_tokens"] = 19
+    assert post(core, CHAT, body)[1]["chunk"]["usage"]["prompt_tokens"] == 19
+
+
+def test_inconsistent_window_offsets_are_refused(core):
+    """vLLM decodes a hand-edited window with offsets past its end (garbled
+    text); derender answers 400 naming the offsets."""
+    for path in (CHAT, CMPL):
+        body = {
+            "stream": True,
+            "generate_chunk": {"request_id": "s", "choices": [{"index": 0, "token_ids": [9707]}]},
+            "stream_state": {"prev_tokens": ["a"], "prefix_offset": 5, "read_offset": 9},
+        }
+        status, out = post(core, path, body)
+        assert status == 400
+        assert "prefix_offset (5)" in out["error"]["message"]
+        assert out["error"]["type"] == "BadRequestError"
+
+
+def test_vllm_state_is_accepted_and_ours_is_vllm_shaped(core):
+    """A state in vLLM's format continues the stream; ours has vLLM's keys."""
+    body = {
+        "stream": True,
+        "generate_chunk": {"request_id": "s", "choices": [{"index": 0, "token_ids": [1879]}]},
+        "stream_state": {
+            "prev_tokens": ["ä½łå¥½"],
+            "prefix_offset": 0,
+            "read_offset": 1,
+            "role_sent": True,
+        },
+    }
+    status, out = post(core, CHAT, body)
+    assert status == 200
+    assert out["chunk"]["choices"][0]["delta"] == {
+        "role": None,
+        "content": " world",
+        "reasoning": None,
+    }
+    assert list(out["stream_state"]) == [
+        "prev_tokens", "prefix_offset", "read_offset", "role_sent", "logprob_context_token_ids",
+        "logprob_text_offset", "output_token_ids", "output_chunk_lens", "tools_streamed",
+        "last_tool_call_ids",
+    ]  # fmt: skip
