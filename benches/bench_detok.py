@@ -6,6 +6,7 @@ Compared, one id at a time unless noted:
   native_stream     derender core, /v1/completions/derender, "stream": true, 1 id per call,
                     carried stream_state (includes json.dumps of each body and json.loads of
                     each answer, as an in-process caller must do)
+  native_stream, 16 ids per call   the same with 16 ids per call (scale reference)
   native_batch      derender core, one batch call with all ids (generate_responses)
   hf_decode_stream  tokenizers.decoders.DecodeStream.step
   py_vllm           pure-Python vLLM detokenize_incrementally with the bounded window
@@ -18,12 +19,14 @@ import gzip
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 
 import pytest
 from corpus import TEXT
-from derender import DEFAULT_MODEL_DIR, Derenderer
 from tokenizers import Tokenizer
 from tokenizers.decoders import DecodeStream
+
+from derender import DEFAULT_MODEL_DIR, Derenderer
 
 CMPL = "/v1/completions/derender"
 REQUEST = {"prompt": "hi", "skip_special_tokens": True}
@@ -57,12 +60,15 @@ def ids(core: Derenderer, tok: Tokenizer) -> list[int]:
 # --- a. derender native -------------------------------------------------------------------
 
 
-def native_stream(core: Derenderer, ids: list[int], inside: list[float] | None = None) -> str:
-    """One id per call with the carried state; adds the seconds spent in core.handle to inside."""
+def native_stream(
+    core: Derenderer, ids: list[int], inside: list[float] | None = None, per_call: int = 1
+) -> str:
+    """per_call ids per call with the carried state; appends the seconds spent in core.handle."""
     state, parts, spent = None, [], 0.0
-    last = len(ids) - 1
-    for i, tid in enumerate(ids):
-        choice = {"index": 0, "token_ids": [tid], "finish_reason": "length" if i == last else None}
+    for i in range(0, len(ids), per_call):
+        last = i + per_call >= len(ids)
+        chunk = ids[i : i + per_call]
+        choice = {"index": 0, "token_ids": chunk, "finish_reason": "length" if last else None}
         body = {
             "stream": True,
             "generate_chunk": {"request_id": "s", "choices": [choice]},
@@ -163,6 +169,12 @@ def test_native_stream_inside_handle(benchmark, results, core: Derenderer, ids: 
     per_token_us = sorted(inside)[len(inside) // 2] / len(ids) * 1e6
     benchmark.extra_info["us_per_token_inside_handle_median"] = round(per_token_us, 3)
     results["native_stream, inside core.handle only"] = per_token_us
+
+
+def test_native_stream_16_per_call(benchmark, results, core: Derenderer, ids: list[int]) -> None:
+    """Not one of the compared methods: the same stream with 16 ids per call, for scale."""
+    fn = partial(native_stream, core, ids, per_call=16)
+    run(benchmark, results, "native_stream, 16 ids per call", fn, len(ids))
 
 
 def test_native_batch(benchmark, results, core: Derenderer, ids: list[int]) -> None:

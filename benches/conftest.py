@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 RESULTS = pytest.StashKey[dict[str, float]]()
+BASES = ("hf_decode_stream", "py_vllm")
 
 
 @pytest.fixture(scope="session")
@@ -17,8 +18,9 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
     figures = config.stash.get(RESULTS, {})
     if not figures:
         return
-    base = figures.get("native_stream")
-    terminalreporter.section("per-token detokenization (median of rounds)")
-    for name, us in figures.items():
-        ratio = f"  {us / base:6.2f}x native_stream" if base else ""
-        terminalreporter.write_line(f"{name:40s} {us:9.3f} µs/token{ratio}")
+    tr = terminalreporter
+    tr.section("per-token detokenization, median of rounds (ratio = time / base time)")
+    tr.write_line(f"{'':40s} {'µs/token':>9s}" + "".join(f" {'/ ' + b:>18s}" for b in BASES))
+    for name, us in sorted(figures.items(), key=lambda kv: kv[1]):
+        ratios = "".join(f" {us / figures[b]:17.2f}x" if b in figures else " " * 19 for b in BASES)
+        tr.write_line(f"{name:40s} {us:9.3f}{ratios}")

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 sys.path.insert(0, str(Path(__file__).parent))
 from corpus import TEXT  # noqa: E402
+
 from derender import DEFAULT_MODEL_DIR, Derenderer  # noqa: E402
 
 CHAT = "/v1/chat/completions/derender"

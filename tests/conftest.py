@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+
 from derender import DEFAULT_MODEL_DIR, Derenderer
 from derender.app import create_app
 from derender.config import ServerConfig

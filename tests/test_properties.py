@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 
-from derender import Derenderer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from derender import Derenderer
 
 CHAT = "/v1/chat/completions/derender"
 CMPL = "/v1/completions/derender"
