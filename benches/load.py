@@ -9,7 +9,10 @@ time limit (default 60 s):
   stream  POST /v1/chat/completions/derender with "stream": true, 1 token per request, each
           worker continuing its own stream with the carried stream_state (a new stream
           starts when the text runs out)
-Reports req/s, p50 and p99 latency and the error count. Only 127.0.0.1 is ever targeted.
+Each is also run in-process against the bundled core (same bodies, core.handle, one thread) as
+a baseline for what HTTP adds. Reports req/s, p50 and p99 latency, the error count, and the CPU
+seconds used by this client (and by the server, when spawned with --start and one worker):
+client and server share the machine. Only 127.0.0.1 is ever targeted.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -26,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -48,6 +53,8 @@ class Result:
     errors: int = 0
     elapsed: float = 0.0
     timed_out: bool = False
+    client_cpu: float = 0.0  # seconds of CPU used by this process (the load generator)
+    server_cpu: float | None = None  # seconds of CPU used by the spawned server process
 
     def line(self) -> str:
         lat = sorted(self.latencies)
@@ -57,10 +64,13 @@ class Result:
             return lat[min(done - 1, int(q * done))] * 1e3 if done else float("nan")
 
         rate = done / self.elapsed if self.elapsed else 0.0
+        cpu = f"  cpu client {self.client_cpu:.2f} s"
+        if self.server_cpu is not None:
+            cpu += f" server {self.server_cpu:.2f} s"
         note = "  (time limit hit)" if self.timed_out else ""
         return (
-            f"{self.name:7s} {done:6d} ok {self.errors:4d} errors {self.elapsed:7.2f} s "
-            f"{rate:9.1f} req/s  p50 {pct(0.50):7.3f} ms  p99 {pct(0.99):7.3f} ms{note}"
+            f"{self.name:17s} {done:6d} ok {self.errors:4d} errors {self.elapsed:6.2f} s "
+            f"{rate:8.1f} req/s  p50 {pct(0.50):6.3f} ms  p99 {pct(0.99):6.3f} ms{cpu}{note}"
         )
 
 
@@ -79,9 +89,18 @@ def get_status(port: int, path: str) -> int:
         conn.close()
 
 
+def cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU seconds of a process (Linux /proc), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError, TypeError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def started_server(workers: int) -> Iterator[int]:
-    """`derender serve` on a free loopback port; terminated on exit."""
+def started_server(workers: int) -> Iterator[tuple[int, int]]:
+    """`derender serve` on a free loopback port, as (port, pid); terminated on exit."""
     port = free_port()
     exe = shutil.which("derender")
     cmd = [exe] if exe else [sys.executable, "-m", "derender.cli"]
@@ -102,7 +121,7 @@ def started_server(workers: int) -> Iterator[int]:
             if time.monotonic() > deadline:
                 raise SystemExit("server not healthy within 30 s")
             time.sleep(0.1)
-        yield port
+        yield port, proc.pid
     finally:
         proc.terminate()
         try:
@@ -112,14 +131,46 @@ def started_server(workers: int) -> Iterator[int]:
             proc.wait()
 
 
-# A worker step sends one request on its connection and returns True on success.
-Step = Callable[[http.client.HTTPConnection], bool]
+class Http:
+    """POSTs bodies to CHAT on one keep-alive loopback connection (reopened after an error)."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.conn: http.client.HTTPConnection | None = None
+
+    def __call__(self, body: bytes) -> tuple[int, bytes]:
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection(HOST, self.port, timeout=10)
+        try:
+            self.conn.request("POST", CHAT, body=body, headers=HEADERS)
+            resp = self.conn.getresponse()
+            return resp.status, resp.read()
+        except (OSError, http.client.HTTPException):
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
 
 
-def post(conn: http.client.HTTPConnection, body: bytes) -> tuple[int, bytes]:
-    conn.request("POST", CHAT, body=body, headers=HEADERS)
-    resp = conn.getresponse()
-    return resp.status, resp.read()
+class InProcess:
+    """The same bodies straight to the native core, no HTTP (what the server adds is the gap)."""
+
+    def __init__(self, core: Derenderer) -> None:
+        self.core = core
+
+    def __call__(self, body: bytes) -> tuple[int, bytes]:
+        return self.core.handle(CHAT, body)
+
+    def close(self) -> None:
+        pass
+
+
+Sender = Http | InProcess
+# A worker step sends one request and returns True on success.
+Step = Callable[[Sender], bool]
 
 
 def batch_step(model: str, ids: list[int]) -> Callable[[], Step]:
@@ -135,8 +186,8 @@ def batch_step(model: str, ids: list[int]) -> Callable[[], Step]:
     ).encode()
 
     def make() -> Step:
-        def step(conn: http.client.HTTPConnection) -> bool:
-            status, out = post(conn, body)
+        def step(send: Sender) -> bool:
+            status, out = send(body)
             return status == 200 and bool(json.loads(out)["choices"][0]["message"]["content"])
 
         return step
@@ -148,7 +199,7 @@ def stream_step(model: str, ids: list[int]) -> Callable[[], Step]:
     def make() -> Step:
         pos, state = 0, None  # this worker's stream
 
-        def step(conn: http.client.HTTPConnection) -> bool:
+        def step(send: Sender) -> bool:
             nonlocal pos, state
             last = pos == len(ids) - 1
             choice = {
@@ -163,7 +214,7 @@ def stream_step(model: str, ids: list[int]) -> Callable[[], Step]:
                 "stream_state": state,
                 "chat_request": REQUEST,
             }
-            status, out = post(conn, json.dumps(body).encode())
+            status, out = send(json.dumps(body).encode())
             if status != 200:
                 pos, state = 0, None
                 return False
@@ -176,8 +227,16 @@ def stream_step(model: str, ids: list[int]) -> Callable[[], Step]:
     return make
 
 
-def run(name: str, port: int, make: Callable[[], Step], n: int, conc: int, limit: float) -> Result:
-    """n requests from conc threads, one keep-alive connection each; stops at the time limit."""
+def run(
+    name: str,
+    sender: Callable[[], Sender],
+    make: Callable[[], Step],
+    n: int,
+    conc: int,
+    limit: float,
+    server_pid: int | None = None,
+) -> Result:
+    """n requests from conc threads, one sender each; stops at the time limit."""
     result = Result(name)
     lock = threading.Lock()
     issued = 0
@@ -185,8 +244,7 @@ def run(name: str, port: int, make: Callable[[], Step], n: int, conc: int, limit
 
     def worker() -> None:
         nonlocal issued
-        step = make()
-        conn = http.client.HTTPConnection(HOST, port, timeout=10)
+        step, send = make(), sender()
         try:
             while True:
                 with lock:
@@ -195,11 +253,9 @@ def run(name: str, port: int, make: Callable[[], Step], n: int, conc: int, limit
                     issued += 1
                 t0 = time.perf_counter()
                 try:
-                    ok = step(conn)
+                    ok = step(send)
                 except (OSError, http.client.HTTPException, ValueError, KeyError):
                     ok = False
-                    conn.close()
-                    conn = http.client.HTTPConnection(HOST, port, timeout=10)
                 dt = time.perf_counter() - t0
                 with lock:
                     if ok:
@@ -207,15 +263,20 @@ def run(name: str, port: int, make: Callable[[], Step], n: int, conc: int, limit
                     else:
                         result.errors += 1
         finally:
-            conn.close()
+            send.close()
 
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(conc)]
+    cpu0, server0 = time.process_time(), cpu_seconds(server_pid)
     t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join(timeout=limit + 30)
     result.elapsed = time.perf_counter() - t0
+    result.client_cpu = time.process_time() - cpu0
+    server1 = cpu_seconds(server_pid)
+    if server0 is not None and server1 is not None:
+        result.server_cpu = server1 - server0
     result.timed_out = issued < n
     return result
 
@@ -236,28 +297,36 @@ def main() -> None:
     if not (args.requests > 0 and args.concurrency > 0 and 0 < args.time_limit <= 600):
         parser.error("need --requests > 0, --concurrency > 0 and 0 < --time-limit <= 600")
 
-    ids = Derenderer(str(DEFAULT_MODEL_DIR)).encode(TEXT)
+    url = urlsplit(args.url or f"http://{HOST}:1")
+    if url.scheme != "http" or url.hostname != HOST or url.port is None:
+        parser.error(f"--url must be http://{HOST}:PORT")
+
+    core = Derenderer(str(DEFAULT_MODEL_DIR), served_model_names=[args.model])
+    ids = core.encode(TEXT)
     scenarios = [
         ("batch", batch_step(args.model, ids[: args.response_tokens])),
         ("stream", stream_step(args.model, ids)),
     ]
 
-    def measure(port: int) -> None:
+    def measure(port: int, server_pid: int | None = None) -> None:
         print(
             f"target http://{HOST}:{port}  requests {args.requests}  concurrency "
             f"{args.concurrency}  time limit {args.time_limit:g} s"
         )
+        n, limit = args.requests, args.time_limit
         for name, make in scenarios:
-            run(name, port, make, args.warmup, args.concurrency, args.time_limit)
-            print(run(name, port, make, args.requests, args.concurrency, args.time_limit).line())
+            http = partial(Http, port)
+            run(name, http, make, args.warmup, args.concurrency, limit)
+            print(run(f"{name} http", http, make, n, args.concurrency, limit, server_pid).line())
+            # Baseline: the same requests to the bundled core in this process, one thread.
+            direct = partial(InProcess, core)
+            print(run(f"{name} in-process", direct, make, n, 1, limit).line())
 
     if args.start:
-        with started_server(args.workers) as port:
-            measure(port)
+        with started_server(args.workers) as (port, pid):
+            # With several workers the requests are served by child processes.
+            measure(port, pid if args.workers == 1 else None)
     else:
-        url = urlsplit(args.url)
-        if url.scheme != "http" or url.hostname != HOST or url.port is None:
-            parser.error(f"--url must be http://{HOST}:PORT")
         measure(url.port)
 
 

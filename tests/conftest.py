@@ -20,7 +20,10 @@ from derender.config import ServerConfig
 HERE = Path(__file__).parent
 REFERENCE = HERE / "reference"
 # Model dirs of reference/configs.json that the repository carries.
-MODEL_DIRS = {"models/qwen3": DEFAULT_MODEL_DIR}
+MODEL_DIRS = {
+    "models/qwen3": DEFAULT_MODEL_DIR,
+    "models/deepseek_r1": HERE / "models" / "deepseek_r1",
+}
 
 
 def free_port() -> int:

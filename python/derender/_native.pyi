@@ -13,6 +13,10 @@ class Derenderer:
         max_logprobs: int = 20,
         max_n_sequences: int = 16384,
         skip_model_name_validation: bool = False,
+        reasoning_parser: str | None = None,
+        tool_call_parser: str | None = None,
+        enable_auto_tool_choice: bool = False,
+        default_chat_template_kwargs: str | None = None,
     ) -> None: ...
     def handle(
         self, path: str, body: bytes, content_type: str | None = "application/json"
@@ -26,6 +30,8 @@ class Derenderer:
     def served_model_names(self) -> list[str]: ...
     @property
     def max_model_len(self) -> int: ...
+    @property
+    def has_parser(self) -> bool: ...
     @property
     def vocab_size(self) -> int: ...
 

@@ -88,12 +88,7 @@ class ApiKeyMiddleware:
 def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlette:
     """Build the ASGI app for one model (loading it unless `core` is given)."""
     if core is None:
-        core = Derenderer(
-            config.model,
-            served_model_names=config.served_model_names or None,
-            max_model_len=config.max_model_len,
-            max_logprobs=config.max_logprobs,
-        )
+        core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     metrics = Metrics()
     started = int(time.time())
 

@@ -23,15 +23,8 @@ _IGNORED_VALUE_FLAGS = (
     "--seed",
 )
 _IGNORED_SWITCHES = ("--trust-remote-code", "--disable-fastapi-docs", "--enable-log-requests")
-# Flags of the parser layer, which this version does not have yet.
-_PARSER_FLAGS = (
-    "reasoning_parser",
-    "tool_call_parser",
-    "chat_template",
-    "default_chat_template_kwargs",
-    "tool_parser_plugin",
-    "reasoning_parser_plugin",
-)
+# Flags this version recognises but cannot honour yet.
+_NOT_YET_FLAGS = ("tool_parser_plugin", "reasoning_parser_plugin")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -76,11 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         raise SystemExit("Error: --enable-auto-tool-choice requires --tool-call-parser")
-    given = [f"--{name.replace('_', '-')}" for name in _PARSER_FLAGS if getattr(args, name)]
+    given = [f"--{name.replace('_', '-')}" for name in _NOT_YET_FLAGS if getattr(args, name)]
     if given:
         raise SystemExit(
-            f"error: {', '.join(given)}: reasoning and tool-call parsers are not available in "
-            "this derender version yet; serve without them for plain detokenization"
+            f"error: {', '.join(given)}: parser plugins are not available in this derender "
+            "version yet"
         )
     model = args.model_flag or args.model
     if model is None:
@@ -97,6 +90,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         max_logprobs=args.max_logprobs,
         api_keys=api_keys,
         max_request_bytes=args.max_request_bytes,
+        reasoning_parser=args.reasoning_parser,
+        tool_call_parser=args.tool_call_parser,
+        enable_auto_tool_choice=args.enable_auto_tool_choice,
+        default_chat_template_kwargs=args.default_chat_template_kwargs,
     )
 
 
@@ -107,9 +104,9 @@ def serve(args: argparse.Namespace) -> None:
 
     config = config_from_args(args)
     try:  # Fail fast, with the reason, before uvicorn starts any worker.
-        Derenderer(config.model, config.served_model_names, config.max_model_len)
+        Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
-        raise SystemExit(f"error: cannot load model: {exc}") from None
+        raise SystemExit(f"error: cannot start: {exc}") from None
     os.environ[ENV_VAR] = config.to_env()
     uvicorn.run(
         "derender.app:create_app_from_env",

@@ -18,6 +18,22 @@ class ServerConfig:
     max_logprobs: int = 20
     api_keys: list[str] = field(default_factory=list)
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    reasoning_parser: str | None = None
+    tool_call_parser: str | None = None
+    enable_auto_tool_choice: bool = False
+    default_chat_template_kwargs: str | None = None
+
+    def core_kwargs(self) -> dict[str, object]:
+        """Keyword arguments of `derender.Derenderer` for these settings."""
+        return {
+            "served_model_names": self.served_model_names or None,
+            "max_model_len": self.max_model_len,
+            "max_logprobs": self.max_logprobs,
+            "reasoning_parser": self.reasoning_parser,
+            "tool_call_parser": self.tool_call_parser,
+            "enable_auto_tool_choice": self.enable_auto_tool_choice,
+            "default_chat_template_kwargs": self.default_chat_template_kwargs,
+        }
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))

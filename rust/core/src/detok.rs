@@ -32,11 +32,7 @@ impl Window {
             .map(|&id| model.piece(id).unwrap_or("").to_string())
             .collect();
         let read_offset = prev_tokens.len();
-        Window {
-            prev_tokens,
-            prefix_offset: read_offset.saturating_sub(PREFIX_WINDOW),
-            read_offset,
-        }
+        Window { prev_tokens, prefix_offset: read_offset.saturating_sub(PREFIX_WINDOW), read_offset }
     }
 
     /// Is this a window the algorithm could have produced? Anything else is
@@ -73,10 +69,7 @@ impl Window {
         let new_text = model.pieces_to_string(window);
         let prefix_chars = prefix_text.chars().count();
         if new_text.chars().count() > prefix_chars && !new_text.ends_with('\u{FFFD}') {
-            let start = new_text
-                .char_indices()
-                .nth(prefix_chars)
-                .map_or(new_text.len(), |(i, _)| i);
+            let start = new_text.char_indices().nth(prefix_chars).map_or(new_text.len(), |(i, _)| i);
             out.push_str(&new_text[start..]);
             self.prefix_offset = self.read_offset;
             self.read_offset = count;

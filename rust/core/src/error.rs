@@ -31,42 +31,24 @@ impl ApiError {
     /// A handler-level 400 (`BadRequestError`, no param), as vLLM's
     /// `create_error_response` makes.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self {
-            status: 400,
-            kind: "BadRequestError",
-            message: message.into(),
-            param: None,
-        }
+        Self { status: 400, kind: "BadRequestError", message: message.into(), param: None }
     }
 
     /// A `VLLMValidationError`: 400 with the offending parameter named.
     pub fn invalid_param(message: impl Into<String>, param: &str) -> Self {
-        Self {
-            status: 400,
-            kind: "BadRequestError",
-            message: message.into(),
-            param: Some(param.to_string()),
-        }
+        Self { status: 400, kind: "BadRequestError", message: message.into(), param: Some(param.to_string()) }
     }
 
     /// A request-validation failure (FastAPI's handler: type is the HTTP phrase).
     pub fn validation(message: impl Into<String>, param: Option<String>) -> Self {
-        Self {
-            status: 400,
-            kind: "Bad Request",
-            message: message.into(),
-            param,
-        }
+        Self { status: 400, kind: "Bad Request", message: message.into(), param }
     }
 
     pub fn model_not_found(model: &str, aliases: &[String]) -> Self {
         Self {
             status: 404,
             kind: "NotFoundError",
-            message: sanitize(&format!(
-                "The model `{model}` does not exist. Valid aliases: {}.",
-                aliases.join(", ")
-            )),
+            message: sanitize(&format!("The model `{model}` does not exist. Valid aliases: {}.", aliases.join(", "))),
             param: Some("model".into()),
         }
     }
@@ -75,31 +57,19 @@ impl ApiError {
         Self {
             status: 413,
             kind: "Request Entity Too Large",
-            message: format!(
-                "request body exceeds the server limit of {limit} bytes (--max-request-bytes)"
-            ),
+            message: format!("request body exceeds the server limit of {limit} bytes (--max-request-bytes)"),
             param: Some("body".into()),
         }
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        Self {
-            status: 500,
-            kind: "InternalServerError",
-            message: message.into(),
-            param: None,
-        }
+        Self { status: 500, kind: "InternalServerError", message: message.into(), param: None }
     }
 
     /// The JSON body: `{"error":{"message","type","param","code"}}`.
     pub fn to_json(&self) -> Vec<u8> {
         let env = Envelope {
-            error: Body {
-                message: &self.message,
-                kind: self.kind,
-                param: self.param.as_deref(),
-                code: self.status,
-            },
+            error: Body { message: &self.message, kind: self.kind, param: self.param.as_deref(), code: self.status },
         };
         serde_json::to_vec(&env).unwrap_or_else(|_| b"{\"error\":{}}".to_vec())
     }
@@ -123,9 +93,7 @@ pub fn sanitize(message: &str) -> String {
     out.trim().to_string()
 }
 
-const ROOTS: [&str; 9] = [
-    "home", "usr", "opt", "var", "tmp", "root", "lib", "mnt", "srv",
-];
+const ROOTS: [&str; 9] = ["home", "usr", "opt", "var", "tmp", "root", "lib", "mnt", "srv"];
 
 fn is_path_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '.' || c == '-'
@@ -134,9 +102,7 @@ fn is_path_char(c: char) -> bool {
 fn looks_like_path(s: &[char]) -> bool {
     let rest: String = s[1..].iter().take_while(|c| is_path_char(**c)).collect();
     let after = 1 + rest.chars().count();
-    ROOTS.contains(&rest.as_str())
-        && s.get(after) == Some(&'/')
-        && s.get(after + 1).is_some_and(|c| is_path_char(*c))
+    ROOTS.contains(&rest.as_str()) && s.get(after) == Some(&'/') && s.get(after + 1).is_some_and(|c| is_path_char(*c))
 }
 
 fn path_end(chars: &[char], start: usize) -> usize {
@@ -165,13 +131,7 @@ mod tests {
 
     #[test]
     fn paths_are_hidden() {
-        assert_eq!(
-            sanitize("The model `/root/models/x` does not exist."),
-            "The model `<path>` does not exist."
-        );
-        assert_eq!(
-            sanitize("The model `nope` does not exist."),
-            "The model `nope` does not exist."
-        );
+        assert_eq!(sanitize("The model `/root/models/x` does not exist."), "The model `<path>` does not exist.");
+        assert_eq!(sanitize("The model `nope` does not exist."), "The model `nope` does not exist.");
     }
 }

@@ -8,14 +8,8 @@ static COUNTER: AtomicU64 = AtomicU64::new(0);
 /// A 64-bit value that differs per call (splitmix64 over time and a counter):
 /// ids need to be unique, not secret.
 pub fn random_u64() -> u64 {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    let mut z = nanos
-        ^ COUNTER
-            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
-            .rotate_left(17);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let mut z = nanos ^ COUNTER.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed).rotate_left(17);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)

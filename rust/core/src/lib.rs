@@ -8,6 +8,7 @@ pub mod error;
 pub mod ids;
 pub mod logprobs;
 pub mod model;
+pub mod parse;
 pub mod pydantic;
 pub mod pyrepr;
 pub mod service;

@@ -90,29 +90,17 @@ fn correct(model: &Model, id: i64, context: &[i64]) -> String {
                 break;
             }
         }
-        let prefix = if clean_end > 0 {
-            model.decode(&ctx[..clean_end])
-        } else {
-            String::new()
-        };
+        let prefix = if clean_end > 0 { model.decode(&ctx[..clean_end]) } else { String::new() };
         if let Some(rest) = full.strip_prefix(prefix.as_str()) {
             return rest.to_string();
         }
-        let common = prefix
-            .chars()
-            .zip(full.chars())
-            .take_while(|(a, b)| a == b)
-            .count();
+        let common = prefix.chars().zip(full.chars()).take_while(|(a, b)| a == b).count();
         return full.chars().skip(common).collect();
     }
     String::new()
 }
 
-fn resolve_token(
-    model: &Model,
-    id: i64,
-    context: &[i64],
-) -> Result<(String, Option<Vec<u8>>), LogprobError> {
+fn resolve_token(model: &Model, id: i64, context: &[i64]) -> Result<(String, Option<Vec<u8>>), LogprobError> {
     let (text, bytes) = decode_one(model, id)?;
     if text.ends_with('\u{FFFD}') {
         let fixed = correct(model, id, context);
@@ -136,43 +124,24 @@ pub fn resolve(
     let mut context: Vec<i64> = initial_context.to_vec();
     let mut out = Vec::with_capacity(entries.len());
     for entry in entries {
-        let kept = top_limit.map_or(entry.top_logprobs.len(), |k| {
-            k.min(entry.top_logprobs.len())
-        });
-        if !entry.logprob.is_finite()
-            || entry.top_logprobs[..kept]
-                .iter()
-                .any(|c| !c.logprob.is_finite())
-        {
+        let kept = top_limit.map_or(entry.top_logprobs.len(), |k| k.min(entry.top_logprobs.len()));
+        if !entry.logprob.is_finite() || entry.top_logprobs[..kept].iter().any(|c| !c.logprob.is_finite()) {
             return Err(LogprobError::NonFinite);
         }
         let (token, bytes) = resolve_token(model, entry.token_id, &context)?;
         let mut top = Vec::with_capacity(kept);
         for cand in &entry.top_logprobs[..kept] {
             let (t, b) = resolve_token(model, cand.token_id, &context)?;
-            top.push(TokenLogprob {
-                token: t,
-                logprob: cand.logprob,
-                bytes: b,
-            });
+            top.push(TokenLogprob { token: t, logprob: cand.logprob, bytes: b });
         }
-        out.push(PositionLogprobs {
-            token,
-            logprob: entry.logprob,
-            bytes,
-            top_logprobs: top,
-        });
+        out.push(PositionLogprobs { token, logprob: entry.logprob, bytes, top_logprobs: top });
         context.push(entry.token_id);
     }
     Ok(ChatLogprobs { content: Some(out) })
 }
 
 /// `_convert_chat_logprobs_to_completion_logprobs`.
-pub fn to_completion(
-    resolved: &ChatLogprobs,
-    source: &[LogprobEntry],
-    initial_offset: i64,
-) -> CompletionLogprobs {
+pub fn to_completion(resolved: &ChatLogprobs, source: &[LogprobEntry], initial_offset: i64) -> CompletionLogprobs {
     let Some(content) = &resolved.content else {
         return CompletionLogprobs::default();
     };
@@ -182,14 +151,13 @@ pub fn to_completion(
         out.text_offset.push(offset);
         out.tokens.push(entry.token.clone());
         out.token_logprobs.push(entry.logprob);
-        out.top_logprobs
-            .push((!src.top_logprobs.is_empty()).then(|| {
-                let mut m = serde_json::Map::new();
-                for t in &entry.top_logprobs {
-                    m.insert(t.token.clone(), float_value(t.logprob));
-                }
-                m
-            }));
+        out.top_logprobs.push((!src.top_logprobs.is_empty()).then(|| {
+            let mut m = serde_json::Map::new();
+            for t in &entry.top_logprobs {
+                m.insert(t.token.clone(), float_value(t.logprob));
+            }
+            m
+        }));
         offset += entry.token.chars().count() as i64;
     }
     out

@@ -37,6 +37,46 @@ pub struct Model {
     pub space_marker: Option<char>,
     pub chat_template: Option<String>,
     pub model_type: Option<String>,
+    /// The decoder is a plain ByteLevel one, so pieces decode through the
+    /// byte table below without the generic decoder machinery.
+    byte_level: bool,
+}
+
+/// GPT-2's `bytes_to_unicode`, inverted: char code → byte, for the 324
+/// chars ByteLevel uses.
+fn byte_level_table() -> &'static [Option<u8>; 324] {
+    static TABLE: std::sync::OnceLock<[Option<u8>; 324]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut table = [None; 324];
+        let direct = |b: u8| (b'!'..=b'~').contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
+        let mut n = 0usize;
+        for b in 0..=255u8 {
+            if direct(b) {
+                table[b as usize] = Some(b);
+            } else {
+                table[256 + n] = Some(b);
+                n += 1;
+            }
+        }
+        table
+    })
+}
+
+/// ByteLevel decoding of one piece: its bytes through the table, or the
+/// piece's own UTF-8 when a char is outside it (added tokens like `<｜…｜>`).
+fn byte_level_piece(piece: &str, out: &mut Vec<u8>) {
+    let table = byte_level_table();
+    let start = out.len();
+    for c in piece.chars() {
+        match table.get(c as usize).copied().flatten() {
+            Some(b) => out.push(b),
+            None => {
+                out.truncate(start);
+                out.extend_from_slice(piece.as_bytes());
+                return;
+            }
+        }
+    }
 }
 
 fn read_json(path: &Path) -> Option<Value> {
@@ -68,9 +108,7 @@ impl Model {
         let config = read_json(&dir.join("config.json")).unwrap_or(Value::Null);
 
         let vocab_len = tokenizer.get_vocab_size(true);
-        let pieces: Vec<Option<String>> = (0..vocab_len as u32)
-            .map(|id| tokenizer.id_to_token(id))
-            .collect();
+        let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| tokenizer.id_to_token(id)).collect();
 
         let mut special = vec![false; vocab_len];
         let mut mark = |text: &str| {
@@ -81,15 +119,7 @@ impl Model {
             }
         };
         for source in [&tok_config, &special_map] {
-            for key in [
-                "bos_token",
-                "eos_token",
-                "unk_token",
-                "sep_token",
-                "pad_token",
-                "cls_token",
-                "mask_token",
-            ] {
+            for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
                 if let Some(t) = source.get(key).and_then(token_text) {
                     mark(t);
                 }
@@ -127,10 +157,8 @@ impl Model {
             Some(Value::String(s)) => Some(s.clone()),
             _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
         };
-        let model_type = config
-            .get("model_type")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
+        let byte_level = matches!(tokenizer.get_decoder(), Some(tokenizers::DecoderWrapper::ByteLevel(_)));
 
         Ok(Model {
             path: dir.to_path_buf(),
@@ -144,23 +172,17 @@ impl Model {
             space_marker,
             chat_template,
             model_type,
+            byte_level,
         })
     }
 
     /// `convert_ids_to_tokens([id])[0]` for an id inside the vocabulary.
     pub fn piece(&self, id: i64) -> Option<&str> {
-        usize::try_from(id)
-            .ok()
-            .and_then(|i| self.pieces.get(i))
-            .and_then(|p| p.as_deref())
+        usize::try_from(id).ok().and_then(|i| self.pieces.get(i)).and_then(|p| p.as_deref())
     }
 
     pub fn is_special(&self, id: i64) -> bool {
-        usize::try_from(id)
-            .ok()
-            .and_then(|i| self.special.get(i))
-            .copied()
-            .unwrap_or(false)
+        usize::try_from(id).ok().and_then(|i| self.special.get(i)).copied().unwrap_or(false)
     }
 
     /// Is `id` inside `len(tokenizer)`?
@@ -172,6 +194,16 @@ impl Model {
     pub fn pieces_to_string(&self, pieces: &[String]) -> String {
         if pieces.is_empty() {
             return String::new();
+        }
+        if self.byte_level {
+            let mut bytes = Vec::with_capacity(pieces.iter().map(String::len).sum());
+            for p in pieces {
+                byte_level_piece(p, &mut bytes);
+            }
+            return match String::from_utf8(bytes) {
+                Ok(s) => s,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            };
         }
         match self.tokenizer.get_decoder() {
             Some(decoder) => decoder.decode(pieces.to_vec()).unwrap_or_default(),
@@ -190,10 +222,7 @@ impl Model {
 fn load_tokenizer(dir: &Path) -> Result<Tokenizer, ModelError> {
     let plain = dir.join("tokenizer.json");
     let gz = dir.join("tokenizer.json.gz");
-    let load_err = |path: &Path, reason: String| ModelError::Load {
-        path: path.to_path_buf(),
-        reason,
-    };
+    let load_err = |path: &Path, reason: String| ModelError::Load { path: path.to_path_buf(), reason };
     if plain.is_file() {
         return Tokenizer::from_file(&plain).map_err(|e| load_err(&plain, e.to_string()));
     }
@@ -224,14 +253,8 @@ fn derive_max_len(config: &Value) -> Option<usize> {
         "max_seq_length",
         "seq_len",
     ];
-    let text = config
-        .get("text_config")
-        .filter(|t| t.is_object())
-        .unwrap_or(config);
-    keys.iter()
-        .filter_map(|k| text.get(*k).and_then(Value::as_u64))
-        .min()
-        .map(|v| v as usize)
+    let text = config.get("text_config").filter(|t| t.is_object()).unwrap_or(config);
+    keys.iter().filter_map(|k| text.get(*k).and_then(Value::as_u64)).min().map(|v| v as usize)
 }
 
 /// `get_leading_space_marker`: the replacement char of a Metaspace
@@ -283,11 +306,7 @@ pub fn resolve(spec: &str) -> Result<PathBuf, ModelError> {
 }
 
 fn hub_caches() -> Vec<PathBuf> {
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
     if let Some(p) = env("HF_HUB_CACHE").or_else(|| env("HUGGINGFACE_HUB_CACHE")) {
         return vec![p];
     }
@@ -295,6 +314,5 @@ fn hub_caches() -> Vec<PathBuf> {
         return vec![home.join("hub")];
     }
     let base = env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache")));
-    base.map(|b| vec![b.join("huggingface").join("hub")])
-        .unwrap_or_default()
+    base.map(|b| vec![b.join("huggingface").join("hub")]).unwrap_or_default()
 }

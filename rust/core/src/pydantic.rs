@@ -24,22 +24,13 @@ pub struct Loc<'a> {
 
 impl<'a> Loc<'a> {
     pub const fn root(name: &'static str) -> Loc<'static> {
-        Loc {
-            seg: Seg::Name(name),
-            parent: None,
-        }
+        Loc { seg: Seg::Name(name), parent: None }
     }
     pub fn field(&'a self, name: &'static str) -> Loc<'a> {
-        Loc {
-            seg: Seg::Name(name),
-            parent: Some(self),
-        }
+        Loc { seg: Seg::Name(name), parent: Some(self) }
     }
     pub fn index(&'a self, i: usize) -> Loc<'a> {
-        Loc {
-            seg: Seg::Index(i),
-            parent: Some(self),
-        }
+        Loc { seg: Seg::Index(i), parent: Some(self) }
     }
     fn render(&self) -> String {
         let mut segs = Vec::new();
@@ -133,13 +124,7 @@ impl Errors {
         input: Option<&Value>,
         ctx: Option<String>,
     ) {
-        self.list.push(FieldError {
-            kind,
-            loc: loc.render(),
-            msg: msg.into(),
-            input: summarize(input),
-            ctx,
-        });
+        self.list.push(FieldError { kind, loc: loc.render(), msg: msg.into(), input: summarize(input), ctx });
     }
 
     pub fn missing(&mut self, loc: &Loc, parent: &Value) {
@@ -201,13 +186,7 @@ pub mod read {
                         );
                         None
                     } else {
-                        errs.push(
-                            "finite_number",
-                            loc,
-                            "Input should be a finite number",
-                            Some(v),
-                            None,
-                        );
+                        errs.push("finite_number", loc, "Input should be a finite number", Some(v), None);
                         None
                     }
                 }
@@ -226,13 +205,7 @@ pub mod read {
                 }
             },
             _ => {
-                errs.push(
-                    "int_type",
-                    loc,
-                    "Input should be a valid integer",
-                    Some(v),
-                    None,
-                );
+                errs.push("int_type", loc, "Input should be a valid integer", Some(v), None);
                 None
             }
         }
@@ -285,13 +258,7 @@ pub mod read {
                 }
             },
             _ => {
-                errs.push(
-                    "float_type",
-                    loc,
-                    "Input should be a valid number",
-                    Some(v),
-                    None,
-                );
+                errs.push("float_type", loc, "Input should be a valid number", Some(v), None);
                 None
             }
         }
@@ -310,13 +277,7 @@ pub mod read {
         match v {
             Value::String(s) => Some(s.clone()),
             _ => {
-                errs.push(
-                    "string_type",
-                    loc,
-                    "Input should be a valid string",
-                    Some(v),
-                    None,
-                );
+                errs.push("string_type", loc, "Input should be a valid string", Some(v), None);
                 None
             }
         }
@@ -342,13 +303,7 @@ pub mod read {
                 }
             },
             _ => {
-                errs.push(
-                    "bool_type",
-                    loc,
-                    "Input should be a valid boolean",
-                    Some(v),
-                    None,
-                );
+                errs.push("bool_type", loc, "Input should be a valid boolean", Some(v), None);
                 None
             }
         }
@@ -358,33 +313,17 @@ pub mod read {
         match v {
             Value::Array(a) => Some(a),
             _ => {
-                errs.push(
-                    "list_type",
-                    loc,
-                    "Input should be a valid list",
-                    Some(v),
-                    None,
-                );
+                errs.push("list_type", loc, "Input should be a valid list", Some(v), None);
                 None
             }
         }
     }
 
-    pub fn dict<'v>(
-        v: &'v Value,
-        loc: &Loc,
-        errs: &mut Errors,
-    ) -> Option<&'v serde_json::Map<String, Value>> {
+    pub fn dict<'v>(v: &'v Value, loc: &Loc, errs: &mut Errors) -> Option<&'v serde_json::Map<String, Value>> {
         match v {
             Value::Object(o) => Some(o),
             _ => {
-                errs.push(
-                    "dict_type",
-                    loc,
-                    "Input should be a valid dictionary",
-                    Some(v),
-                    None,
-                );
+                errs.push("dict_type", loc, "Input should be a valid dictionary", Some(v), None);
                 None
             }
         }
@@ -438,22 +377,13 @@ pub mod read {
     }
 
     /// A `Literal[...]` of strings.
-    pub fn literal_str(
-        v: &Value,
-        allowed: &[&str],
-        loc: &Loc,
-        errs: &mut Errors,
-    ) -> Option<String> {
+    pub fn literal_str(v: &Value, allowed: &[&str], loc: &Loc, errs: &mut Errors) -> Option<String> {
         if let Value::String(s) = v {
             if allowed.contains(&s.as_str()) {
                 return Some(s.clone());
             }
         }
-        let expected = allowed
-            .iter()
-            .map(|a| repr_str(a))
-            .collect::<Vec<_>>()
-            .join(" or ");
+        let expected = allowed.iter().map(|a| repr_str(a)).collect::<Vec<_>>().join(" or ");
         errs.push(
             "literal_error",
             loc,

@@ -4,11 +4,7 @@
 /// `repr(s)` for a Python `str`: single quotes unless the text has a single
 /// quote and no double quote, with Python's escapes.
 pub fn repr_str(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {
@@ -58,11 +54,7 @@ pub fn repr_float(x: f64) -> String {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
+        return if x.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
     }
     // `{:e}` gives the shortest round-trip mantissa, e.g. "1.5e-7".
     let sci = format!("{x:e}");
@@ -86,11 +78,7 @@ pub fn repr_float(x: f64) -> String {
     } else if point as usize >= digits.len() {
         format!("{}{}.0", digits, "0".repeat(point as usize - digits.len()))
     } else {
-        format!(
-            "{}.{}",
-            &digits[..point as usize],
-            &digits[point as usize..]
-        )
+        format!("{}.{}", &digits[..point as usize], &digits[point as usize..])
     };
     format!("{sign}{body}")
 }

@@ -36,10 +36,7 @@ pub struct Reply {
 
 impl From<ApiError> for Reply {
     fn from(e: ApiError) -> Reply {
-        Reply {
-            status: e.status,
-            body: e.to_json(),
-        }
+        Reply { status: e.status, body: e.to_json() }
     }
 }
 
@@ -47,25 +44,16 @@ impl Derenderer {
     /// Handle one request. Never panics past this point: a panic inside is
     /// answered with a 500 envelope instead of taking the worker down.
     pub fn handle(&self, route: Route, content_type: Option<&str>, body: &[u8]) -> Reply {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.handle_inner(route, content_type, body)
-        }));
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle_inner(route, content_type, body)));
         match result {
             Ok(Ok(reply)) => reply,
             Ok(Err(e)) => e.into(),
-            Err(_) => {
-                ApiError::internal("internal error while derendering (a bug: please report it)")
-                    .into()
-            }
+            Err(_) => ApiError::internal("internal error while derendering (a bug: please report it)").into(),
         }
     }
 
-    fn handle_inner(
-        &self,
-        route: Route,
-        content_type: Option<&str>,
-        body: &[u8],
-    ) -> Result<Reply, ApiError> {
+    fn handle_inner(&self, route: Route, content_type: Option<&str>, body: &[u8]) -> Result<Reply, ApiError> {
         check_media_type(content_type)?;
         let value = parse_json(body)?;
         match route {
@@ -73,20 +61,14 @@ impl Derenderer {
                 ChatBody::Batch(req) => ok_json(&self.chat_batch(&req)?),
                 ChatBody::Stream(req) => {
                     let (chunk, state) = self.chat_stream(&req)?;
-                    ok_json(&StreamResponse {
-                        chunk: &chunk,
-                        stream_state: &state,
-                    })
+                    ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
                 }
             },
             Route::CompletionDerender => match parse_completion(value.as_ref())? {
                 CompletionBody::Batch(req) => ok_json(&self.completion_batch(&req)?),
                 CompletionBody::Stream(req) => {
                     let (chunk, state) = self.completion_stream(&req)?;
-                    ok_json(&StreamResponse {
-                        chunk: &chunk,
-                        stream_state: &state,
-                    })
+                    ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
                 }
             },
         }
@@ -94,8 +76,8 @@ impl Derenderer {
 }
 
 fn ok_json<T: Serialize>(value: &T) -> Result<Reply, ApiError> {
-    let body = serde_json::to_vec(value)
-        .map_err(|e| ApiError::internal(format!("could not encode the response: {e}")))?;
+    let body =
+        serde_json::to_vec(value).map_err(|e| ApiError::internal(format!("could not encode the response: {e}")))?;
     Ok(Reply { status: 200, body })
 }
 
@@ -106,10 +88,7 @@ pub fn check_media_type(content_type: Option<&str>) -> Result<(), ApiError> {
     if media == "application/json" {
         return Ok(());
     }
-    Err(ApiError::validation(
-        "1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed",
-        None,
-    ))
+    Err(ApiError::validation("1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed", None))
 }
 
 /// Decode the body; `None` for an empty body (FastAPI's missing body).
@@ -117,9 +96,7 @@ pub fn parse_json(body: &[u8]) -> Result<Option<Value>, ApiError> {
     if body.is_empty() {
         return Ok(None);
     }
-    serde_json::from_slice(body)
-        .map(Some)
-        .map_err(|e| json_error(body, &e))
+    serde_json::from_slice(body).map(Some).map_err(|e| json_error(body, &e))
 }
 
 /// A JSON decode error in the shape FastAPI reports Python's `json` errors.
@@ -161,9 +138,7 @@ fn json_error(body: &[u8], e: &serde_json::Error) -> ApiError {
     );
     let mut err = errs.into_api_error();
     // The location carries the offset: `body.<pos>`.
-    err.message = err
-        .message
-        .replacen("'loc': 'body'", &format!("'loc': 'body.{pos}'"), 1);
+    err.message = err.message.replacen("'loc': 'body'", &format!("'loc': 'body.{pos}'"), 1);
     err.param = Some(format!("body.{pos}"));
     err
 }

@@ -27,14 +27,7 @@ fn chunks_decode_like_vllm() {
 #[test]
 fn partial_utf8_is_held_until_complete() {
     let m = model();
-    let ids: Vec<i64> = m
-        .tokenizer
-        .encode("🚀", false)
-        .unwrap()
-        .get_ids()
-        .iter()
-        .map(|&i| i as i64)
-        .collect();
+    let ids: Vec<i64> = m.tokenizer.encode("🚀", false).unwrap().get_ids().iter().map(|&i| i as i64).collect();
     let mut w = Window::default();
     let mut out = String::new();
     for id in &ids {
@@ -56,10 +49,7 @@ fn special_tokens_skip_and_added_tokens_stay() {
     let mut w = Window::default();
     assert_eq!(w.decode(&m, &[151645], false), "<|im_end|>");
     // Past len(tokenizer) decodes to nothing.
-    assert_eq!(
-        Window::default().decode(&m, &[151700, 10_000_000], true),
-        ""
-    );
+    assert_eq!(Window::default().decode(&m, &[151700, 10_000_000], true), "");
 }
 
 fn settings() -> Settings {
@@ -69,6 +59,8 @@ fn settings() -> Settings {
         max_logprobs: 20,
         max_n_sequences: 16384,
         skip_model_name_validation: false,
+        parser: None,
+        default_chat_template_kwargs: Default::default(),
     }
 }
 
@@ -79,10 +71,7 @@ fn batch_drops_eos_but_counts_it() {
     let reply = d.handle(Route::ChatDerender, Some("application/json"), body);
     assert_eq!(reply.status, 200);
     let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
-    assert_eq!(
-        v["choices"][0]["message"]["content"],
-        "Hello there! 你好 world"
-    );
+    assert_eq!(v["choices"][0]["message"]["content"], "Hello there! 你好 world");
     assert_eq!(v["usage"]["completion_tokens"], 7);
     assert_eq!(v["choices"][0]["finish_reason"], "stop");
 }
@@ -103,5 +92,18 @@ fn bad_bodies_are_400_never_panics() {
             let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
             assert!(v["error"]["message"].is_string());
         }
+    }
+}
+
+#[test]
+fn byte_level_fast_path_matches_the_decoder() {
+    use tokenizers::Decoder;
+    let m = model();
+    let decoder = m.tokenizer.get_decoder().unwrap();
+    // Every piece alone, and pairs that split multi-byte characters.
+    let ids: Vec<u32> = (0..m.vocab_len as u32).step_by(7).collect();
+    for pair in ids.windows(2) {
+        let pieces: Vec<String> = pair.iter().map(|&i| m.tokenizer.id_to_token(i).unwrap()).collect();
+        assert_eq!(m.pieces_to_string(&pieces), decoder.decode(pieces.clone()).unwrap(), "{pieces:?}");
     }
 }

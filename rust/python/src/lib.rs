@@ -1,6 +1,7 @@
 //! `derender._native`: the PyO3 face of derender-core. Bodies go in as
 //! bytes and come out as bytes; the GIL is released while Rust works.
 
+use derender_core::parse::ParserSpec;
 use derender_core::{Derenderer as Core, Model, Route, Settings};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -15,7 +16,19 @@ struct Derenderer {
 #[pymethods]
 impl Derenderer {
     #[new]
-    #[pyo3(signature = (model, served_model_names=None, max_model_len=None, max_logprobs=20, max_n_sequences=16384, skip_model_name_validation=false))]
+    #[pyo3(signature = (
+        model,
+        served_model_names=None,
+        max_model_len=None,
+        max_logprobs=20,
+        max_n_sequences=16384,
+        skip_model_name_validation=false,
+        reasoning_parser=None,
+        tool_call_parser=None,
+        enable_auto_tool_choice=false,
+        default_chat_template_kwargs=None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         model: &str,
@@ -24,10 +37,12 @@ impl Derenderer {
         max_logprobs: i64,
         max_n_sequences: usize,
         skip_model_name_validation: bool,
+        reasoning_parser: Option<&str>,
+        tool_call_parser: Option<&str>,
+        enable_auto_tool_choice: bool,
+        default_chat_template_kwargs: Option<&str>,
     ) -> PyResult<Self> {
-        let loaded = py
-            .detach(|| Model::load(model))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let loaded = py.detach(|| Model::load(model)).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let max_model_len = match (max_model_len, loaded.config_max_len) {
             (Some(m), _) => m,
             (None, Some(m)) => m,
@@ -38,19 +53,26 @@ impl Derenderer {
                 )))
             }
         };
-        let names = served_model_names
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| vec![model.to_string()]);
+        let parser = ParserSpec::resolve(reasoning_parser, tool_call_parser, enable_auto_tool_choice, &loaded)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let default_chat_template_kwargs = match default_chat_template_kwargs {
+            None => serde_json::Map::new(),
+            Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
+                Ok(serde_json::Value::Object(m)) => m,
+                _ => return Err(PyValueError::new_err("--default-chat-template-kwargs must be a JSON object")),
+            },
+        };
+        let names = served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]);
         let settings = Settings {
             served_model_names: names,
             max_model_len,
             max_logprobs,
             max_n_sequences,
             skip_model_name_validation,
+            parser,
+            default_chat_template_kwargs,
         };
-        Ok(Derenderer {
-            inner: Core::new(loaded, settings),
-        })
+        Ok(Derenderer { inner: Core::new(loaded, settings) })
     }
 
     /// Answer one request: `(status, body)`. `path` is the HTTP route.
@@ -90,6 +112,12 @@ impl Derenderer {
     #[getter]
     fn max_model_len(&self) -> usize {
         self.inner.settings.max_model_len
+    }
+
+    /// Is a reasoning or tool-call parser configured?
+    #[getter]
+    fn has_parser(&self) -> bool {
+        self.inner.settings.parser.is_some()
     }
 
     /// `len(tokenizer)`: vocabulary plus added tokens.

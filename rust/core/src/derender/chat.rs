@@ -1,17 +1,18 @@
 //! `/v1/chat/completions/derender`, batch and stream (plain path).
 
-use super::{now, skip_special, Derenderer, STREAM_STOP_STRINGS_ERROR};
+use super::{now, skip_special, Derenderer, PARSER_NEEDS_CHAT_REQUEST, STREAM_STOP_STRINGS_ERROR};
 use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs::{self, ChatLogprobs, LogprobError};
+use crate::parse::ChatContext;
 use crate::wire::request::{ChatBatchRequest, OutputOptions, StreamRequest, StreamState};
 use crate::wire::response::{
-    normalize_metrics, normalize_prompt_logprobs, ChatChoice, ChatChunk, ChatCompletion,
-    ChatMessage, ChatStreamChoice, Delta, Usage,
+    normalize_metrics, normalize_prompt_logprobs, ChatChoice, ChatChunk, ChatCompletion, ChatMessage, ChatStreamChoice,
+    Delta, Usage,
 };
 
 /// `_chat_top_logprobs_limit`: how many candidates chat keeps per position.
-fn top_limit(request: Option<&OutputOptions>) -> Option<usize> {
+pub(crate) fn top_limit(request: Option<&OutputOptions>) -> Option<usize> {
     let r = request.filter(|r| r.logprobs_flag)?;
     if r.logprob_token_ids || r.top_logprobs == Some(-1) {
         return None;
@@ -26,61 +27,57 @@ impl Derenderer {
         self.validate_bounds(std::slice::from_ref(gen))?;
         self.validate_prompt_len(req.prompt_token_ids.as_ref())?;
         let request = req.chat_request.as_ref();
-        let skip = skip_special(request, false);
-        let seed_ids = req
-            .prompt_token_ids
-            .as_deref()
-            .or(gen.prompt_token_ids.as_deref());
+        let parser = self.settings.parser.as_ref();
+        if parser.is_some() && request.is_none() {
+            return Err(ApiError::bad_request(PARSER_NEEDS_CHAT_REQUEST));
+        }
+        // With a parser, special tokens are kept so it can see its markers.
+        let parsing = parser
+            .zip(request)
+            .map(|(p, r)| (p, ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs)));
+        let skip = skip_special(request, parsing.is_some());
+        let hide_metadata = parsing.as_ref().is_some_and(|(_, ctx)| !ctx.include_reasoning);
+        let seed_ids = req.prompt_token_ids.as_deref().or(gen.prompt_token_ids.as_deref());
         let seed = Window::seed(&self.model, seed_ids, skip);
         let limit = top_limit(request);
-        let return_token_ids = request.is_some_and(|r| r.return_token_ids);
+        let return_token_ids = request.is_some_and(|r| r.return_token_ids) && !hide_metadata;
 
         let mut choices = Vec::with_capacity(gen.choices.len());
         for choice in &gen.choices {
             let ids = match &choice.token_ids {
                 Some(ids) if !ids.is_empty() => ids,
-                _ => {
-                    return Err(ApiError::bad_request(format!(
-                        "choice {} has empty or null token_ids",
-                        choice.index
-                    )))
-                }
+                _ => return Err(ApiError::bad_request(format!("choice {} has empty or null token_ids", choice.index))),
             };
             let logprobs = match &choice.logprobs {
-                Some(l) => {
-                    Some(logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?)
-                }
-                None => None,
+                Some(l) if !hide_metadata => Some(logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?),
+                _ => None,
             };
-            let (text, stop_reason) = self.decode_output(
-                ids,
-                choice.finish_reason.as_deref(),
-                choice.stop_reason.as_ref(),
-                request,
-                &seed,
-                skip,
-            );
+            let (text, stop_reason) =
+                self.decode_output(ids, choice.finish_reason.as_deref(), choice.stop_reason.as_ref(), request, &seed, skip);
+            let (message, finish_reason) = match &parsing {
+                Some((spec, ctx)) => {
+                    let fields = spec.build(ctx).parse_message(&text, ctx);
+                    let made = !fields.tool_calls.is_empty();
+                    let fr = crate::parse::resolve_finish_reason(choice.finish_reason.as_deref(), ctx, made);
+                    (ChatMessage::assistant(fields.content, fields.reasoning, fields.tool_calls), fr)
+                }
+                None => {
+                    let fr = choice.finish_reason.clone().unwrap_or_else(|| "stop".into());
+                    (ChatMessage::assistant(Some(text), None, Vec::new()), fr)
+                }
+            };
             choices.push(ChatChoice {
                 index: choice.index,
-                message: ChatMessage::assistant(Some(text), None, Vec::new()),
+                message,
                 logprobs,
-                finish_reason: Some(
-                    choice
-                        .finish_reason
-                        .clone()
-                        .unwrap_or_else(|| "stop".into()),
-                ),
+                finish_reason: Some(finish_reason),
                 stop_reason,
                 token_ids: return_token_ids.then(|| ids.clone()),
                 routed_experts: None,
                 weight_versions: None,
             });
         }
-        let completion_tokens: i64 = gen
-            .choices
-            .iter()
-            .map(|c| c.token_ids.as_ref().map_or(0, Vec::len) as i64)
-            .sum();
+        let completion_tokens: i64 = gen.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len) as i64).sum();
         Ok(ChatCompletion {
             id: gen.request_id.clone(),
             object: "chat.completion",
@@ -91,11 +88,7 @@ impl Derenderer {
             system_fingerprint: None,
             usage: Usage::new(req.prompt_tokens.unwrap_or(0), completion_tokens),
             prompt_logprobs: normalize_prompt_logprobs(&gen.prompt_logprobs),
-            prompt_token_ids: if return_token_ids {
-                gen.prompt_token_ids.clone()
-            } else {
-                None
-            },
+            prompt_token_ids: if return_token_ids { gen.prompt_token_ids.clone() } else { None },
             prompt_text: None,
             kv_transfer_params: gen.kv_transfer_params.clone(),
             ec_transfer_params: None,
@@ -109,6 +102,15 @@ impl Derenderer {
         if request.is_some_and(|r| r.stop_given) {
             return Err(ApiError::bad_request(STREAM_STOP_STRINGS_ERROR));
         }
+        let parser = self.settings.parser.as_ref();
+        if parser.is_some() && request.is_none() {
+            return Err(ApiError::bad_request(PARSER_NEEDS_CHAT_REQUEST));
+        }
+        if parser.is_some() && req.prompt_token_ids.is_none() {
+            return Err(ApiError::bad_request(
+                "prompt_token_ids is required when a tool or reasoning parser is configured. Without it parse_delta cannot tell whether the prompt left reasoning open (e.g. a chat template that pre-opens <think>) and would misclassify reasoning content as plain content.",
+            ));
+        }
         let chunk = &req.generate_chunk;
         if chunk.choices.len() > 1 {
             return Err(ApiError::bad_request(format!(
@@ -117,20 +119,19 @@ impl Derenderer {
             )));
         }
         let prompt_len = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
-        let prior_len = req
-            .stream_state
-            .as_ref()
-            .map_or(0, |s| s.output_token_ids.len());
-        let delta_len: usize = chunk
-            .choices
-            .iter()
-            .map(|c| c.token_ids.as_ref().map_or(0, Vec::len))
-            .sum();
+        let prior_len = req.stream_state.as_ref().map_or(0, |s| s.output_token_ids.len());
+        let delta_len: usize = chunk.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len)).sum();
         if prompt_len + prior_len + delta_len > self.settings.max_model_len {
             return Err(ApiError::bad_request(format!(
                 "prompt_token_ids length ({prompt_len}) plus output_token_ids length ({prior_len}) plus delta ({delta_len}) exceeds max_model_len ({}).",
                 self.settings.max_model_len
             )));
+        }
+        if let (Some(spec), Some(r)) = (parser, request) {
+            let ctx = ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs);
+            return self
+                .chat_stream_parsed(spec, req, &ctx, r)
+                .map_err(|_| ApiError::bad_request("invalid stream_state: derender failed"));
         }
         let skip = skip_special(request, false);
         let (mut state, mut window) = self.plain_state(req, skip)?;
@@ -139,24 +140,22 @@ impl Derenderer {
         let mut choices = Vec::with_capacity(1);
         if let Some(choice) = chunk.choices.first() {
             let delta_ids: &[i64] = choice.token_ids.as_deref().unwrap_or(&[]);
-            let (text, stop_reason) =
-                self.plain_stream_text(&mut state, &mut window, choice, request, skip);
+            let held = std::mem::take(&mut state.held_token_ids);
+            let finish = choice.finish_reason.as_deref();
+            let plan = self.plan_chunk(held, delta_ids, finish, choice.stop_reason.as_ref(), request, skip);
+            let text = self.decode_chunk(&plan, &mut window, choice, request, skip);
+            let stop_reason = plan.stop_reason;
+            state.held_token_ids = plan.held;
             let logprobs: Option<ChatLogprobs> = match &choice.logprobs {
                 Some(l) => Some(
-                    logprobs::resolve(
-                        &self.model,
-                        l,
-                        &state.logprob_context_token_ids,
-                        top_limit(request),
-                    )
-                    .map_err(|_| ApiError::bad_request("invalid stream_state: derender failed"))?,
+                    logprobs::resolve(&self.model, l, &state.logprob_context_token_ids, top_limit(request))
+                        .map_err(|_| ApiError::bad_request("invalid stream_state: derender failed"))?,
                 ),
                 None => None,
             };
             let include_role = !state.role_sent;
             state.role_sent = true;
-            state.logprob_context_token_ids =
-                logprobs::context_tail(&state.logprob_context_token_ids, delta_ids);
+            state.logprob_context_token_ids = logprobs::context_tail(&state.logprob_context_token_ids, delta_ids);
             choices.push(ChatStreamChoice {
                 index: choice.index,
                 delta: Delta {
@@ -168,11 +167,7 @@ impl Derenderer {
                 logprobs,
                 finish_reason: choice.finish_reason.clone(),
                 stop_reason,
-                token_ids: if return_token_ids {
-                    choice.token_ids.clone()
-                } else {
-                    None
-                },
+                token_ids: if return_token_ids { choice.token_ids.clone() } else { None },
                 weight_versions: None,
             });
         }
@@ -187,11 +182,7 @@ impl Derenderer {
             choices,
             usage: stream_usage(req),
             system_fingerprint: None,
-            prompt_token_ids: if return_token_ids {
-                chunk.prompt_token_ids.clone()
-            } else {
-                None
-            },
+            prompt_token_ids: if return_token_ids { chunk.prompt_token_ids.clone() } else { None },
             prompt_text: None,
             metrics: normalize_metrics(&chunk.metrics),
             kv_transfer_params: None,
@@ -201,11 +192,7 @@ impl Derenderer {
 
     /// The incoming state (or a fresh one seeded from the prompt) and its
     /// decode window. A window the algorithm cannot have produced is refused.
-    pub(crate) fn plain_state(
-        &self,
-        req: &StreamRequest,
-        skip: bool,
-    ) -> Result<(StreamState, Window), ApiError> {
+    pub(crate) fn plain_state(&self, req: &StreamRequest, skip: bool) -> Result<(StreamState, Window), ApiError> {
         match &req.stream_state {
             Some(s) => {
                 let window = Window {
@@ -224,10 +211,7 @@ impl Derenderer {
                 Ok((s.clone(), window))
             }
             None => {
-                let ids = req
-                    .prompt_token_ids
-                    .as_deref()
-                    .or(req.generate_chunk.prompt_token_ids.as_deref());
+                let ids = req.prompt_token_ids.as_deref().or(req.generate_chunk.prompt_token_ids.as_deref());
                 let window = Window::seed(&self.model, ids, skip);
                 Ok((StreamState::default(), window))
             }

@@ -25,9 +25,7 @@ impl Derenderer {
     pub fn completion_batch(&self, req: &CompletionBatchRequest) -> Result<Completion, ApiError> {
         self.check_model(req.model.as_deref())?;
         if req.generate_responses.is_empty() {
-            return Err(ApiError::bad_request(
-                "generate_responses must not be empty",
-            ));
+            return Err(ApiError::bad_request("generate_responses must not be empty"));
         }
         self.validate_bounds(&req.generate_responses)?;
         if let Some(all) = &req.prompt_token_ids {
@@ -42,16 +40,8 @@ impl Derenderer {
         let mut choices = Vec::new();
         let (mut prompt_total, mut completion_total) = (0i64, 0i64);
         for (i, gen) in req.generate_responses.iter().enumerate() {
-            let override_ids = req
-                .prompt_token_ids
-                .as_ref()
-                .and_then(|p| p.get(i))
-                .and_then(|p| p.as_deref());
-            let seed = Window::seed(
-                &self.model,
-                override_ids.or(gen.prompt_token_ids.as_deref()),
-                skip,
-            );
+            let override_ids = req.prompt_token_ids.as_ref().and_then(|p| p.get(i)).and_then(|p| p.as_deref());
+            let seed = Window::seed(&self.model, override_ids.or(gen.prompt_token_ids.as_deref()), skip);
             for choice in &gen.choices {
                 let ids = match &choice.token_ids {
                     Some(ids) if !ids.is_empty() => ids,
@@ -72,13 +62,8 @@ impl Derenderer {
                 );
                 let logprobs = match &choice.logprobs {
                     Some(l) => {
-                        let resolved =
-                            logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?;
-                        Some(logprobs::to_completion(
-                            &resolved,
-                            l.content.as_deref().unwrap_or(&[]),
-                            0,
-                        ))
+                        let resolved = logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?;
+                        Some(logprobs::to_completion(&resolved, l.content.as_deref().unwrap_or(&[]), 0))
                     }
                     None => None,
                 };
@@ -90,28 +75,16 @@ impl Derenderer {
                     stop_reason,
                     token_ids: return_token_ids.then(|| ids.clone()),
                     prompt_logprobs: None,
-                    prompt_token_ids: if return_token_ids {
-                        gen.prompt_token_ids.clone()
-                    } else {
-                        None
-                    },
+                    prompt_token_ids: if return_token_ids { gen.prompt_token_ids.clone() } else { None },
                     routed_experts: None,
                     weight_versions: None,
                 });
                 completion_total += ids.len() as i64;
             }
-            prompt_total += req
-                .prompt_tokens
-                .as_ref()
-                .and_then(|p| p.get(i))
-                .copied()
-                .unwrap_or(0);
+            prompt_total += req.prompt_tokens.as_ref().and_then(|p| p.get(i)).copied().unwrap_or(0);
         }
         let first = &req.generate_responses[0];
-        let kv = if req.generate_responses[1..]
-            .iter()
-            .all(|r| r.kv_transfer_params == first.kv_transfer_params)
-        {
+        let kv = if req.generate_responses[1..].iter().all(|r| r.kv_transfer_params == first.kv_transfer_params) {
             first.kv_transfer_params.clone()
         } else {
             None
@@ -127,18 +100,11 @@ impl Derenderer {
             usage: Usage::new(prompt_total, completion_total),
             kv_transfer_params: kv,
             ec_transfer_params: None,
-            metrics: if req.generate_responses.len() == 1 {
-                normalize_metrics(&first.metrics)
-            } else {
-                None
-            },
+            metrics: if req.generate_responses.len() == 1 { normalize_metrics(&first.metrics) } else { None },
         })
     }
 
-    pub fn completion_stream(
-        &self,
-        req: &StreamRequest,
-    ) -> Result<(CompletionChunk, StreamState), ApiError> {
+    pub fn completion_stream(&self, req: &StreamRequest) -> Result<(CompletionChunk, StreamState), ApiError> {
         self.check_model(req.model.as_deref())?;
         let request = req.request.as_ref();
         if request.is_some_and(|r| r.stop_given) {
@@ -147,9 +113,7 @@ impl Derenderer {
         self.validate_prompt_len(req.prompt_token_ids.as_ref())?;
         let chunk = &req.generate_chunk;
         if chunk.choices.len() > 1 {
-            return Err(ApiError::bad_request(
-                "derender_completion_stream expects at most one choice per chunk",
-            ));
+            return Err(ApiError::bad_request("derender_completion_stream expects at most one choice per chunk"));
         }
         let skip = skip_special(request, false);
         let (mut state, mut window) = self.plain_state(req, skip)?;
@@ -157,22 +121,22 @@ impl Derenderer {
         let mut choices = Vec::with_capacity(1);
         if let Some(choice) = chunk.choices.first() {
             let delta_ids: &[i64] = choice.token_ids.as_deref().unwrap_or(&[]);
-            let (text, stop_reason) =
-                self.plain_stream_text(&mut state, &mut window, choice, request, skip);
+            let held = std::mem::take(&mut state.held_token_ids);
+            let finish = choice.finish_reason.as_deref();
+            let plan = self.plan_chunk(held, delta_ids, finish, choice.stop_reason.as_ref(), request, skip);
+            let text = self.decode_chunk(&plan, &mut window, choice, request, skip);
+            let stop_reason = plan.stop_reason;
+            state.held_token_ids = plan.held;
             let logprobs = match &choice.logprobs {
                 Some(l) => {
-                    let resolved = logprobs::resolve(
-                        &self.model,
-                        l,
-                        &state.logprob_context_token_ids,
-                        top_limit(request),
-                    )
-                    .map_err(|e| match e {
-                        LogprobError::NegativeId(_) => {
-                            ApiError::bad_request("can't convert negative int to unsigned")
-                        }
-                        other => logprob_error(other),
-                    })?;
+                    let resolved =
+                        logprobs::resolve(&self.model, l, &state.logprob_context_token_ids, top_limit(request))
+                            .map_err(|e| match e {
+                                LogprobError::NegativeId(_) => {
+                                    ApiError::bad_request("can't convert negative int to unsigned")
+                                }
+                                other => logprob_error(other),
+                            })?;
                     Some(logprobs::to_completion(
                         &resolved,
                         l.content.as_deref().unwrap_or(&[]),
@@ -187,8 +151,7 @@ impl Derenderer {
                     next_offset = off + tok.chars().count() as i64;
                 }
             }
-            state.logprob_context_token_ids =
-                logprobs::context_tail(&state.logprob_context_token_ids, delta_ids);
+            state.logprob_context_token_ids = logprobs::context_tail(&state.logprob_context_token_ids, delta_ids);
             state.logprob_text_offset = next_offset;
             choices.push(CompletionStreamChoice {
                 index: choice.index,
@@ -196,16 +159,8 @@ impl Derenderer {
                 logprobs,
                 finish_reason: choice.finish_reason.clone(),
                 stop_reason,
-                prompt_token_ids: if return_token_ids {
-                    chunk.prompt_token_ids.clone()
-                } else {
-                    None
-                },
-                token_ids: if return_token_ids {
-                    choice.token_ids.clone()
-                } else {
-                    None
-                },
+                prompt_token_ids: if return_token_ids { chunk.prompt_token_ids.clone() } else { None },
+                token_ids: if return_token_ids { choice.token_ids.clone() } else { None },
                 weight_versions: None,
             });
         }

@@ -2,7 +2,9 @@
 //! the pieces they share: decode parameters, stop handling, bounds.
 
 mod chat;
+mod chunk;
 mod completion;
+mod parsed;
 mod stop;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -25,6 +27,10 @@ pub struct Settings {
     pub max_n_sequences: usize,
     /// `VLLM_SKIP_MODEL_NAME_VALIDATION`.
     pub skip_model_name_validation: bool,
+    /// Reasoning / tool-call parsers; `None` = the plain path.
+    pub parser: Option<crate::parse::ParserSpec>,
+    /// `--default-chat-template-kwargs`.
+    pub default_chat_template_kwargs: serde_json::Map<String, serde_json::Value>,
 }
 
 /// The derender core for one model.
@@ -34,10 +40,7 @@ pub struct Derenderer {
 }
 
 pub(crate) fn now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 /// `(skip_special_tokens, spaces_between_special_tokens)` as `_decode_params`
@@ -57,10 +60,7 @@ impl Derenderer {
             None | Some("") => Ok(()),
             Some(_) if self.settings.skip_model_name_validation => Ok(()),
             Some(m) if self.settings.served_model_names.iter().any(|n| n == m) => Ok(()),
-            Some(m) => Err(ApiError::model_not_found(
-                m,
-                &self.settings.served_model_names,
-            )),
+            Some(m) => Err(ApiError::model_not_found(m, &self.settings.served_model_names)),
         }
     }
 
@@ -68,12 +68,7 @@ impl Derenderer {
     pub fn response_model(&self, model: Option<&str>) -> String {
         match model {
             Some(m) if !m.is_empty() => m.to_string(),
-            _ => self
-                .settings
-                .served_model_names
-                .first()
-                .cloned()
-                .unwrap_or_default(),
+            _ => self.settings.served_model_names.first().cloned().unwrap_or_default(),
         }
     }
 
@@ -125,11 +120,7 @@ impl Derenderer {
                     }
                 }
             }
-            let n = gen
-                .prompt_logprobs
-                .as_ref()
-                .and_then(|p| p.as_array())
-                .map_or(0, Vec::len);
+            let n = gen.prompt_logprobs.as_ref().and_then(|p| p.as_array()).map_or(0, Vec::len);
             if n > s.max_model_len {
                 return Err(ApiError::bad_request(format!(
                     "prompt_logprobs length ({n}) in response '{}' exceeds max_model_len ({}).",
@@ -142,17 +133,17 @@ impl Derenderer {
 
     fn validate_prompt_len(&self, ids: Option<&Vec<i64>>) -> Result<(), ApiError> {
         match ids {
-            Some(ids) if ids.len() > self.settings.max_model_len => {
-                Err(ApiError::bad_request(format!(
-                    "prompt_token_ids length ({}) exceeds max_model_len ({}).",
-                    ids.len(),
-                    self.settings.max_model_len
-                )))
-            }
+            Some(ids) if ids.len() > self.settings.max_model_len => Err(ApiError::bad_request(format!(
+                "prompt_token_ids length ({}) exceeds max_model_len ({}).",
+                ids.len(),
+                self.settings.max_model_len
+            ))),
             _ => Ok(()),
         }
     }
 }
+
+pub(crate) const PARSER_NEEDS_CHAT_REQUEST: &str = "chat_request is required when a tool or reasoning parser is configured because plain detokenization would leak raw parser markup into content.";
 
 pub(crate) const STREAM_STOP_STRINGS_ERROR: &str = "stop strings are not supported by streaming derender because text already sent cannot be cut. Use non-streaming derender or output_mode=text on /inference/v1/generate which holds stop strings back.";
 
@@ -169,14 +160,8 @@ impl Derenderer {
         skip: bool,
     ) -> (String, Option<crate::wire::request::StopReason>) {
         use crate::wire::request::StopReason;
-        let (keep, mut stop_reason) = drop_stop_token(
-            ids,
-            finish_reason,
-            reported,
-            request,
-            self.model.eos_token_id,
-            &self.model.model_eos_ids,
-        );
+        let (keep, mut stop_reason) =
+            drop_stop_token(ids, finish_reason, reported, request, self.model.eos_token_id, &self.model.model_eos_ids);
         let ids = &ids[..keep];
         let stops: Vec<String> = match reported {
             _ if finish_reason != Some("stop") => Vec::new(),
@@ -207,74 +192,14 @@ impl Derenderer {
     }
 }
 
-impl Derenderer {
-    /// The text one plain-path stream chunk adds, and its stop reason.
-    ///
-    /// Follows the batch answer where vLLM's stream does not: a stop token
-    /// that ends a chunk without a finish reason is held back until the next
-    /// chunk tells whether it stopped the output (then it is dropped, as
-    /// batch drops it), and a stop string the engine reports on the final
-    /// chunk is cut from that chunk's text.
-    pub(crate) fn plain_stream_text(
-        &self,
-        state: &mut crate::wire::request::StreamState,
-        window: &mut crate::detok::Window,
-        choice: &crate::wire::request::GenChoice,
-        request: Option<&OutputOptions>,
-        skip: bool,
-    ) -> (String, Option<crate::wire::request::StopReason>) {
-        use crate::wire::request::StopReason;
-        let mut ids = std::mem::take(&mut state.held_token_ids);
-        ids.extend_from_slice(choice.token_ids.as_deref().unwrap_or(&[]));
-        let finish = choice.finish_reason.as_deref();
-        if finish.is_none() {
-            if let Some(&last) = ids.last() {
-                let (keep, _) = drop_stop_token(
-                    &ids,
-                    Some("stop"),
-                    None,
-                    request,
-                    self.model.eos_token_id,
-                    &self.model.model_eos_ids,
-                );
-                let visible = !(skip && self.model.is_special(last));
-                if keep < ids.len() && visible {
-                    state.held_token_ids.push(last);
-                    ids.pop();
-                }
-            }
-            return (
-                window.decode(&self.model, &ids, skip),
-                choice.stop_reason.clone(),
-            );
-        }
-        let (keep, stop_reason) = drop_stop_token(
-            &ids,
-            finish,
-            choice.stop_reason.as_ref(),
-            request,
-            self.model.eos_token_id,
-            &self.model.model_eos_ids,
-        );
-        let mut text = window.decode(&self.model, &ids[..keep], skip);
-        if let (Some("stop"), Some(StopReason::Str(stop))) = (finish, choice.stop_reason.as_ref()) {
-            let include = request.is_some_and(|r| r.include_stop_str_in_output);
-            text = cut_final_stop_string(&text, stop, include);
-        }
-        (text, stop_reason)
-    }
-}
-
 /// The final chunk's text with the stop string that ended the output removed
 /// (kept with `include`): the engine stops as soon as the string completes,
 /// so it ends in this chunk, and text after it is not part of the answer.
-fn cut_final_stop_string(text: &str, stop: &str, include: bool) -> String {
+pub(crate) fn cut_final_stop_string(text: &str, stop: &str, include: bool) -> String {
     if stop.is_empty() || text.is_empty() {
         return text.to_string();
     }
-    if let Some((_, Some(cut))) =
-        check_stop_strings(text, text.chars().count(), &[stop.to_string()], include)
-    {
+    if let Some((_, Some(cut))) = check_stop_strings(text, text.chars().count(), &[stop.to_string()], include) {
         return text.chars().take(cut).collect();
     }
     if text.contains(stop) {

@@ -16,8 +16,7 @@ pub fn drop_stop_token(
     model_eos: &HashSet<i64>,
 ) -> (usize, Option<StopReason>) {
     let reason = stop_reason.cloned();
-    if finish_reason != Some("stop") || matches!(reason, Some(StopReason::Str(_))) || ids.is_empty()
-    {
+    if finish_reason != Some("stop") || matches!(reason, Some(StopReason::Str(_))) || ids.is_empty() {
         return (ids.len(), reason);
     }
     let last = ids[ids.len() - 1];
@@ -104,31 +103,16 @@ mod tests {
     #[test]
     fn only_new_text_is_searched() {
         // "ab" lies entirely in the old text: one new char cannot complete it.
-        assert_eq!(
-            check_stop_strings("abcd", 1, &["ab".to_string()], false),
-            None
-        );
+        assert_eq!(check_stop_strings("abcd", 1, &["ab".to_string()], false), None);
         assert!(check_stop_strings("abcd", 1, &["cd".to_string()], false).is_some());
     }
 
     #[test]
     fn eos_is_dropped_and_secondary_eos_reported() {
         let eos: HashSet<i64> = [7, 9].into_iter().collect();
-        assert_eq!(
-            drop_stop_token(&[1, 7], Some("stop"), None, None, Some(7), &eos),
-            (1, None)
-        );
-        assert_eq!(
-            drop_stop_token(&[1, 9], Some("stop"), None, None, Some(7), &eos),
-            (1, Some(StopReason::Int(9)))
-        );
-        assert_eq!(
-            drop_stop_token(&[1, 9], Some("length"), None, None, Some(7), &eos),
-            (2, None)
-        );
-        assert_eq!(
-            drop_stop_token(&[1, 5], Some("stop"), None, None, Some(7), &eos),
-            (2, None)
-        );
+        assert_eq!(drop_stop_token(&[1, 7], Some("stop"), None, None, Some(7), &eos), (1, None));
+        assert_eq!(drop_stop_token(&[1, 9], Some("stop"), None, None, Some(7), &eos), (1, Some(StopReason::Int(9))));
+        assert_eq!(drop_stop_token(&[1, 9], Some("length"), None, None, Some(7), &eos), (2, None));
+        assert_eq!(drop_stop_token(&[1, 5], Some("stop"), None, None, Some(7), &eos), (2, None));
     }
 }

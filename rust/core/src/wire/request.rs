@@ -154,10 +154,7 @@ impl Api {
     fn members(self) -> (&'static str, &'static str) {
         match self {
             Api::Chat => ("DerenderChatRequest", "DerenderChatStreamRequest"),
-            Api::Completion => (
-                "DerenderCompletionRequest",
-                "DerenderCompletionStreamRequest",
-            ),
+            Api::Completion => ("DerenderCompletionRequest", "DerenderCompletionStreamRequest"),
         }
     }
     fn request_field(self) -> &'static str {
@@ -173,16 +170,9 @@ pub fn parse_chat(body: Option<&Value>) -> Result<ChatBody, ApiError> {
     match parse_union(body, Api::Chat)? {
         Parsed::Batch(b) => Ok(ChatBody::Batch(Box::new(ChatBatchRequest {
             model: b.model,
-            generate_response: b
-                .responses
-                .into_iter()
-                .next()
-                .ok_or_else(|| ApiError::internal("missing response"))?,
+            generate_response: b.responses.into_iter().next().ok_or_else(|| ApiError::internal("missing response"))?,
             prompt_tokens: b.prompt_tokens.and_then(|p| p.into_iter().next()),
-            prompt_token_ids: b
-                .prompt_token_ids
-                .and_then(|p| p.into_iter().next())
-                .flatten(),
+            prompt_token_ids: b.prompt_token_ids.and_then(|p| p.into_iter().next()).flatten(),
             chat_request: b.request,
         }))),
         Parsed::Stream(s) => Ok(ChatBody::Stream(s)),
@@ -287,8 +277,8 @@ fn batch_member(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<Bat
                 prompt_tokens = read::int(v, &loc.field("prompt_tokens"), errs).map(|p| vec![p]);
             }
             if let Some(v) = read::opt(obj, "prompt_token_ids") {
-                prompt_token_ids = read::int_list(v, Some(0), &loc.field("prompt_token_ids"), errs)
-                    .map(|p| vec![Some(p)]);
+                prompt_token_ids =
+                    read::int_list(v, Some(0), &loc.field("prompt_token_ids"), errs).map(|p| vec![Some(p)]);
             }
         }
         Api::Completion => {
@@ -331,34 +321,19 @@ fn batch_member(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<Bat
     if api == Api::Completion {
         let n = responses.len();
         let problem = if let Some(p) = prompt_tokens.as_ref().filter(|p| p.len() != n) {
-            Some(format!(
-                "prompt_tokens length ({}) must equal generate_responses length ({n})",
-                p.len()
-            ))
+            Some(format!("prompt_tokens length ({}) must equal generate_responses length ({n})", p.len()))
         } else {
-            prompt_token_ids.as_ref().filter(|p| p.len() != n).map(|p| {
-                format!(
-                    "prompt_token_ids length ({}) must equal generate_responses length ({n})",
-                    p.len()
-                )
-            })
+            prompt_token_ids
+                .as_ref()
+                .filter(|p| p.len() != n)
+                .map(|p| format!("prompt_token_ids length ({}) must equal generate_responses length ({n})", p.len()))
         };
         if let Some(message) = problem {
-            errs.value_error(
-                &Loc::root("body"),
-                &message,
-                Some(&Value::Object(obj.clone())),
-            );
+            errs.value_error(&Loc::root("body"), &message, Some(&Value::Object(obj.clone())));
             return None;
         }
     }
-    Some(BatchParts {
-        model,
-        responses,
-        prompt_tokens,
-        prompt_token_ids,
-        request,
-    })
+    Some(BatchParts { model, responses, prompt_tokens, prompt_token_ids, request })
 }
 
 fn stream_member(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<StreamRequest> {
@@ -378,10 +353,8 @@ fn stream_member(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<St
         }
         Some(v) => gen_response(v, true, &l, errs),
     };
-    let stream_state = read::opt(obj, "stream_state")
-        .and_then(|v| stream_state(v, &loc.field("stream_state"), errs));
-    let prompt_tokens = read::opt(obj, "prompt_tokens")
-        .and_then(|v| read::int(v, &loc.field("prompt_tokens"), errs));
+    let stream_state = read::opt(obj, "stream_state").and_then(|v| stream_state(v, &loc.field("stream_state"), errs));
+    let prompt_tokens = read::opt(obj, "prompt_tokens").and_then(|v| read::int(v, &loc.field("prompt_tokens"), errs));
     let prompt_token_ids = read::opt(obj, "prompt_token_ids")
         .and_then(|v| read::int_list(v, Some(0), &loc.field("prompt_token_ids"), errs));
     let request = output_options(obj, api, loc, errs);
@@ -411,11 +384,7 @@ fn opt_int(obj: &Obj, key: &'static str, loc: &Loc, errs: &mut Errors) -> Option
 }
 
 fn gen_response(v: &Value, stream: bool, loc: &Loc, errs: &mut Errors) -> Option<GenResponse> {
-    let class = if stream {
-        "GenerateTokensStreamResponse"
-    } else {
-        "GenerateTokensResponse"
-    };
+    let class = if stream { "GenerateTokensStreamResponse" } else { "GenerateTokensResponse" };
     let obj = read::model(v, class, loc, errs)?;
     let before = errs.list.len();
     let request_id = match read::opt(obj, "request_id") {
@@ -485,9 +454,7 @@ fn gen_response(v: &Value, stream: bool, loc: &Loc, errs: &mut Errors) -> Option
 fn usage(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<GenUsage> {
     let obj = read::model(v, "UsageInfo", loc, errs)?;
     let before = errs.list.len();
-    let prompt_tokens = obj
-        .get("prompt_tokens")
-        .map_or(Some(0), |p| read::int(p, &loc.field("prompt_tokens"), errs));
+    let prompt_tokens = obj.get("prompt_tokens").map_or(Some(0), |p| read::int(p, &loc.field("prompt_tokens"), errs));
     if let Some(t) = obj.get("total_tokens") {
         read::int(t, &loc.field("total_tokens"), errs);
     }
@@ -496,18 +463,11 @@ fn usage(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<GenUsage> {
         Some(Value::Null) => None,
         Some(c) => read::int(c, &loc.field("completion_tokens"), errs),
     };
-    (errs.list.len() == before).then(|| GenUsage {
-        prompt_tokens: prompt_tokens.unwrap_or(0),
-        completion_tokens,
-    })
+    (errs.list.len() == before).then(|| GenUsage { prompt_tokens: prompt_tokens.unwrap_or(0), completion_tokens })
 }
 
 fn gen_choice(v: &Value, stream: bool, loc: &Loc, errs: &mut Errors) -> Option<GenChoice> {
-    let class = if stream {
-        "GenerateTokensStreamChoice"
-    } else {
-        "GenerateTokensChoice"
-    };
+    let class = if stream { "GenerateTokensStreamChoice" } else { "GenerateTokensChoice" };
     let obj = read::model(v, class, loc, errs)?;
     let before = errs.list.len();
     let index = match obj.get("index") {
@@ -543,18 +503,11 @@ fn gen_choice(v: &Value, stream: bool, loc: &Loc, errs: &mut Errors) -> Option<G
     if let Some(r) = read::opt(obj, "routed_experts") {
         read::string(r, &loc.field("routed_experts"), errs);
     }
-    let logprobs =
-        read::opt(obj, "logprobs").and_then(|l| gen_logprobs(l, &loc.field("logprobs"), errs));
+    let logprobs = read::opt(obj, "logprobs").and_then(|l| gen_logprobs(l, &loc.field("logprobs"), errs));
     if errs.list.len() != before {
         return None;
     }
-    Some(GenChoice {
-        index: index?,
-        finish_reason,
-        stop_reason,
-        token_ids,
-        logprobs,
-    })
+    Some(GenChoice { index: index?, finish_reason, stop_reason, token_ids, logprobs })
 }
 
 fn gen_logprobs(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<GenLogprobs> {
@@ -580,8 +533,7 @@ fn gen_logprobs(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<GenLogprobs> 
                 for (j, c) in cands.iter().enumerate() {
                     let cl = tl.index(j);
                     if let Some(co) = read::model(c, "GenerateLogProb", &cl, errs) {
-                        if let (Some(token_id), Some(logprob)) = candidate_fields(co, c, &cl, errs)
-                        {
+                        if let (Some(token_id), Some(logprob)) = candidate_fields(co, c, &cl, errs) {
                             top.push(Candidate { token_id, logprob });
                         }
                     }
@@ -589,22 +541,13 @@ fn gen_logprobs(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<GenLogprobs> 
             }
         }
         if let (Some(token_id), Some(logprob)) = (token_id, logprob) {
-            out.push(LogprobEntry {
-                token_id,
-                logprob,
-                top_logprobs: top,
-            });
+            out.push(LogprobEntry { token_id, logprob, top_logprobs: top });
         }
     }
     (errs.list.len() == before).then_some(GenLogprobs { content: Some(out) })
 }
 
-fn candidate_fields(
-    o: &Obj,
-    whole: &Value,
-    loc: &Loc,
-    errs: &mut Errors,
-) -> (Option<i64>, Option<f64>) {
+fn candidate_fields(o: &Obj, whole: &Value, loc: &Loc, errs: &mut Errors) -> (Option<i64>, Option<f64>) {
     let token_id = match o.get("token_id") {
         None => {
             errs.missing(&loc.field("token_id"), whole);
@@ -639,28 +582,16 @@ fn stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<StreamState> 
                 }
             }
             if errs.list.len() == inner && items.len() > 1024 {
-                errs.value_error(
-                    &l,
-                    &format!(
-                        "prev_tokens length ({}) exceeds maximum (1024)",
-                        items.len()
-                    ),
-                    Some(p),
-                );
+                errs.value_error(&l, &format!("prev_tokens length ({}) exceeds maximum (1024)", items.len()), Some(p));
             }
         }
     }
     let ge0 = |key: &'static str, errs: &mut Errors| {
-        obj.get(key)
-            .and_then(|x| read::int_ge(x, 0, &loc.field(key), errs))
-            .unwrap_or(0)
+        obj.get(key).and_then(|x| read::int_ge(x, 0, &loc.field(key), errs)).unwrap_or(0)
     };
     s.prefix_offset = ge0("prefix_offset", errs);
     s.read_offset = ge0("read_offset", errs);
-    s.role_sent = obj
-        .get("role_sent")
-        .and_then(|x| read::boolean(x, &loc.field("role_sent"), errs))
-        .unwrap_or(false);
+    s.role_sent = obj.get("role_sent").and_then(|x| read::boolean(x, &loc.field("role_sent"), errs)).unwrap_or(false);
     if let Some(c) = obj.get("logprob_context_token_ids") {
         let l = loc.field("logprob_context_token_ids");
         if let Some(ids) = read::int_list(c, None, &l, errs) {
@@ -668,15 +599,9 @@ fn stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<StreamState> 
                 errs.push(
                     "too_long",
                     &l,
-                    format!(
-                        "List should have at most 4 items after validation, not {}",
-                        ids.len()
-                    ),
+                    format!("List should have at most 4 items after validation, not {}", ids.len()),
                     Some(c),
-                    Some(format!(
-                        "{{'field_type': 'List', 'max_length': 4, 'actual_length': {}}}",
-                        ids.len()
-                    )),
+                    Some(format!("{{'field_type': 'List', 'max_length': 4, 'actual_length': {}}}", ids.len())),
                 );
             } else {
                 s.logprob_context_token_ids = ids;
@@ -685,8 +610,7 @@ fn stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<StreamState> 
     }
     s.logprob_text_offset = ge0("logprob_text_offset", errs);
     if let Some(o) = obj.get("output_token_ids") {
-        s.output_token_ids =
-            read::int_list(o, None, &loc.field("output_token_ids"), errs).unwrap_or_default();
+        s.output_token_ids = read::int_list(o, None, &loc.field("output_token_ids"), errs).unwrap_or_default();
     }
     if let Some(o) = obj.get("output_chunk_lens") {
         let l = loc.field("output_chunk_lens");
@@ -698,10 +622,8 @@ fn stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<StreamState> 
             }
         }
     }
-    s.tools_streamed = obj
-        .get("tools_streamed")
-        .and_then(|x| read::boolean(x, &loc.field("tools_streamed"), errs))
-        .unwrap_or(false);
+    s.tools_streamed =
+        obj.get("tools_streamed").and_then(|x| read::boolean(x, &loc.field("tools_streamed"), errs)).unwrap_or(false);
     if let Some(ids) = obj.get("last_tool_call_ids") {
         let l = loc.field("last_tool_call_ids");
         if let Some(items) = read::list(ids, &l, errs) {
@@ -713,8 +635,7 @@ fn stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<StreamState> 
         }
     }
     if let Some(h) = obj.get("held_token_ids") {
-        s.held_token_ids =
-            read::int_list(h, None, &loc.field("held_token_ids"), errs).unwrap_or_default();
+        s.held_token_ids = read::int_list(h, None, &loc.field("held_token_ids"), errs).unwrap_or_default();
         if s.held_token_ids.len() > 1 {
             errs.push(
                 "too_long",
@@ -754,10 +675,7 @@ fn output_options(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<O
     let l = loc.field(key);
     let o = read::model(v, class, &l, errs)?;
     let before = errs.list.len();
-    let mut opts = OutputOptions {
-        raw: o.clone(),
-        ..Default::default()
-    };
+    let mut opts = OutputOptions { raw: o.clone(), ..Default::default() };
     if api == Api::Chat {
         match o.get("messages") {
             None => errs.missing(&l.field("messages"), v),
@@ -791,13 +709,11 @@ fn output_options(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<O
         }
     }
     if let Some(ids) = read::opt(o, "stop_token_ids") {
-        opts.stop_token_ids =
-            read::int_list(ids, None, &l.field("stop_token_ids"), errs).unwrap_or_default();
+        opts.stop_token_ids = read::int_list(ids, None, &l.field("stop_token_ids"), errs).unwrap_or_default();
     }
     opts.ignore_eos = opt_bool(o, "ignore_eos", &l, errs).unwrap_or(false);
     opts.skip_special_tokens = opt_bool(o, "skip_special_tokens", &l, errs);
-    opts.include_stop_str_in_output =
-        opt_bool(o, "include_stop_str_in_output", &l, errs).unwrap_or(false);
+    opts.include_stop_str_in_output = opt_bool(o, "include_stop_str_in_output", &l, errs).unwrap_or(false);
     opts.min_tokens = opt_int(o, "min_tokens", &l, errs).unwrap_or(0);
     match api {
         Api::Chat => {
@@ -814,8 +730,8 @@ fn output_options(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<O
         }
     }
     if let Some(ids) = read::opt(o, "logprob_token_ids") {
-        opts.logprob_token_ids = read::int_list(ids, None, &l.field("logprob_token_ids"), errs)
-            .is_some_and(|v| !v.is_empty());
+        opts.logprob_token_ids =
+            read::int_list(ids, None, &l.field("logprob_token_ids"), errs).is_some_and(|v| !v.is_empty());
     }
     opts.return_token_ids = opt_bool(o, "return_token_ids", &l, errs).unwrap_or(false);
     if let Some(tools) = read::opt(o, "tools") {
@@ -952,18 +868,12 @@ fn invalid(message: &str, param: Option<&str>) -> ApiError {
 fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
     if api == Api::Chat {
         if truthy(req.get("continue_final_message")) && truthy(req.get("add_generation_prompt")) {
-            return Err(invalid(
-                "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
-                None,
-            ));
+            return Err(invalid("Cannot set both `continue_final_message` and `add_generation_prompt` to True.", None));
         }
         check_tool_usage(req)?;
     }
     if truthy(req.get("logprob_token_ids")) && truthy(req.get("use_beam_search")) {
-        return Err(invalid(
-            "`logprob_token_ids` is not supported with beam search.",
-            Some("logprob_token_ids"),
-        ));
+        return Err(invalid("`logprob_token_ids` is not supported with beam search.", Some("logprob_token_ids")));
     }
     if api == Api::Chat {
         if truthy(req.get("logprob_token_ids")) && !truthy(req.get("logprobs")) {
@@ -977,50 +887,42 @@ fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
                 let Some(x) = v.as_f64().filter(|_| !v.is_boolean()) else {
                     let msg = format!("`{field}` must be an integer.");
                     return Err(ApiError::invalid_param(
-                        format!(
-                            "{msg} (parameter={field}, value={})",
-                            crate::pydantic::summarize(Some(v))
-                        ),
+                        format!("{msg} (parameter={field}, value={})", crate::pydantic::summarize(Some(v))),
                         field,
                     ));
                 };
                 let stream = truthy(req.get("stream"));
                 if field == "prompt_logprobs" {
                     if stream && (x > 0.0 || x == -1.0) {
-                        return Err(invalid(
-                            "`prompt_logprobs` are not available when `stream=True`.",
-                            Some(field),
-                        ));
+                        return Err(invalid("`prompt_logprobs` are not available when `stream=True`.", Some(field)));
                     }
                     if x < 0.0 && x != -1.0 {
                         return Err(ApiError::invalid_param(format!("`prompt_logprobs` must be a positive value or -1. (parameter=prompt_logprobs, value={})", crate::pydantic::summarize(Some(v))), field));
                     }
                 } else {
                     if x < 0.0 && x != -1.0 {
-                        return Err(ApiError::invalid_param(format!("`top_logprobs` must be a positive value or -1. (parameter=top_logprobs, value={})", crate::pydantic::summarize(Some(v))), field));
+                        return Err(ApiError::invalid_param(
+                            format!(
+                                "`top_logprobs` must be a positive value or -1. (parameter=top_logprobs, value={})",
+                                crate::pydantic::summarize(Some(v))
+                            ),
+                            field,
+                        ));
                     }
                     if (x == -1.0 || x > 0.0) && !truthy(req.get("logprobs")) {
-                        return Err(invalid(
-                            "when using `top_logprobs`, `logprobs` must be set to true.",
-                            Some(field),
-                        ));
+                        return Err(invalid("when using `top_logprobs`, `logprobs` must be set to true.", Some(field)));
                     }
                 }
             }
         }
         if truthy(req.get("stream_options")) && !truthy(req.get("stream")) {
-            return Err(invalid(
-                "Stream options can only be defined when `stream=True`.",
-                Some("stream_options"),
-            ));
+            return Err(invalid("Stream options can only be defined when `stream=True`.", Some("stream_options")));
         }
     }
     if let Some(salt) = req.get("cache_salt").filter(|v| !v.is_null()) {
         match salt.as_str() {
             Some(s) if !s.is_empty() => {
-                if s.chars().count() > 128
-                    || s.chars().any(|c| matches!(c, '@' | '/' | '\\' | '\0'))
-                {
+                if s.chars().count() > 128 || s.chars().any(|c| matches!(c, '@' | '/' | '\\' | '\0')) {
                     return Err(invalid("Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', '\\\\', or NUL.", Some("cache_salt")));
                 }
             }
@@ -1038,7 +940,10 @@ fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
 fn check_tool_usage(req: &Obj) -> Result<(), ApiError> {
     let tools = req.get("tools");
     if matches!(tools, Some(Value::Array(a)) if a.is_empty()) {
-        return Err(invalid("`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.", Some("tools")));
+        return Err(invalid(
+            "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.",
+            Some("tools"),
+        ));
     }
     let Some(choice) = req.get("tool_choice") else {
         return Ok(());
@@ -1047,13 +952,9 @@ fn check_tool_usage(req: &Obj) -> Result<(), ApiError> {
         return Ok(());
     }
     let Some(tools) = tools.filter(|t| !t.is_null()) else {
-        return Err(invalid(
-            "When using `tool_choice`, `tools` must be set.",
-            Some("tool_choice"),
-        ));
+        return Err(invalid("When using `tool_choice`, `tools` must be set.", Some("tool_choice")));
     };
-    let usage =
-        "Correct usage: `{\"type\": \"function\", \"function\": {\"name\": \"my_function\"}}`";
+    let usage = "Correct usage: `{\"type\": \"function\", \"function\": {\"name\": \"my_function\"}}`";
     match choice {
         Value::String(s) if s == "auto" || s == "required" => Ok(()),
         Value::Object(o) => {
@@ -1075,25 +976,21 @@ fn check_tool_usage(req: &Obj) -> Result<(), ApiError> {
                 _ => {
                     let shown = crate::pydantic::summarize(Some(name));
                     return Err(invalid(
-                        &format!(
-                            "Invalid `name` in `function`: `{shown}` in `tool_choice`! {usage}"
-                        ),
+                        &format!("Invalid `name` in `function`: `{shown}` in `tool_choice`! {usage}"),
                         Some("tool_choice.function.name"),
                     ));
                 }
             };
             let found = tools.as_array().is_some_and(|list| {
-                list.iter().any(|t| {
-                    t.get("function")
-                        .and_then(|f| f.get("name"))
-                        .and_then(Value::as_str)
-                        == Some(name)
-                })
+                list.iter().any(|t| t.get("function").and_then(|f| f.get("name")).and_then(Value::as_str) == Some(name))
             });
             if found {
                 Ok(())
             } else {
-                Err(invalid("The tool specified in `tool_choice` does not match any of the specified `tools`", Some("tool_choice")))
+                Err(invalid(
+                    "The tool specified in `tool_choice` does not match any of the specified `tools`",
+                    Some("tool_choice"),
+                ))
             }
         }
         other => {

@@ -65,11 +65,7 @@ pub struct ChatMessage {
 }
 
 impl ChatMessage {
-    pub fn assistant(
-        content: Option<String>,
-        reasoning: Option<String>,
-        tool_calls: Vec<ToolCall>,
-    ) -> Self {
+    pub fn assistant(content: Option<String>, reasoning: Option<String>, tool_calls: Vec<ToolCall>) -> Self {
         ChatMessage {
             role: "assistant",
             content,
@@ -230,28 +226,16 @@ pub fn normalize_metrics(metrics: &Option<Value>) -> Option<Value> {
         return None;
     };
     let mut out = serde_json::Map::new();
-    for key in [
-        "time_to_first_token_ms",
-        "generation_time_ms",
-        "queue_time_ms",
-        "mean_itl_ms",
-        "tokens_per_second",
-    ] {
+    for key in ["time_to_first_token_ms", "generation_time_ms", "queue_time_ms", "mean_itl_ms", "tokens_per_second"] {
         let v = match m.get(key) {
-            Some(Value::Number(n)) => n
-                .as_f64()
-                .and_then(serde_json::Number::from_f64)
-                .map_or(Value::Null, Value::Number),
+            Some(Value::Number(n)) => {
+                n.as_f64().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)
+            }
             _ => Value::Null,
         };
         out.insert(key.to_string(), v);
     }
-    out.insert(
-        "speculative_decoding".into(),
-        m.get("speculative_decoding")
-            .cloned()
-            .unwrap_or(Value::Null),
-    );
+    out.insert("speculative_decoding".into(), m.get("speculative_decoding").cloned().unwrap_or(Value::Null));
     for (k, v) in m {
         if !out.contains_key(k) {
             out.insert(k.clone(), v.clone());
@@ -274,10 +258,9 @@ pub fn normalize_prompt_logprobs(p: &Option<Value>) -> Option<Value> {
                     .map(|(k, v)| {
                         let get = |f: &str| v.get(f).cloned().unwrap_or(Value::Null);
                         let logprob = match v.get("logprob") {
-                            Some(Value::Number(n)) => n
-                                .as_f64()
-                                .and_then(serde_json::Number::from_f64)
-                                .map_or(Value::Null, Value::Number),
+                            Some(Value::Number(n)) => {
+                                n.as_f64().and_then(serde_json::Number::from_f64).map_or(Value::Null, Value::Number)
+                            }
                             _ => Value::Null,
                         };
                         let mut c = serde_json::Map::new();

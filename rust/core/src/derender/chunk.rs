@@ -1,0 +1,73 @@
+//! What one streamed chunk contributes: which ids are decoded now, which
+//! stop token is held for the next chunk, and where a stop string is cut.
+//!
+//! This is where derender's streams follow the batch answer where vLLM's
+//! stream does not (docs/divergences.md): a stop token that ends a chunk
+//! without a finish reason is held until the next chunk says whether it
+//! stopped the output (then it is dropped, as batch drops it), and a stop
+//! string the engine reports on the final chunk is cut from that chunk.
+
+use super::{cut_final_stop_string, drop_stop_token, Derenderer};
+use crate::detok::Window;
+use crate::wire::request::{GenChoice, OutputOptions, StopReason};
+
+/// The plan for one chunk.
+pub(crate) struct ChunkIds {
+    /// Held ids from before plus this chunk's ids, minus a newly held one.
+    pub ids: Vec<i64>,
+    /// How many of `ids` are decoded (a dropped stop token is not).
+    pub decode: usize,
+    pub stop_reason: Option<StopReason>,
+    /// A stop token held back for the next chunk.
+    pub held: Vec<i64>,
+}
+
+impl Derenderer {
+    pub(crate) fn plan_chunk(
+        &self,
+        held: Vec<i64>,
+        delta: &[i64],
+        finish: Option<&str>,
+        stop_reason: Option<&StopReason>,
+        request: Option<&OutputOptions>,
+        skip: bool,
+    ) -> ChunkIds {
+        let mut ids = held;
+        ids.extend_from_slice(delta);
+        let (eos, model_eos) = (self.model.eos_token_id, &self.model.model_eos_ids);
+        if finish.is_none() {
+            let mut held = Vec::new();
+            if let Some(&last) = ids.last() {
+                let (keep, _) = drop_stop_token(&ids, Some("stop"), None, request, eos, model_eos);
+                // A stop token that shows no text changes nothing: not held.
+                if keep < ids.len() && !(skip && self.model.is_special(last)) {
+                    held.push(last);
+                    ids.pop();
+                }
+            }
+            let decode = ids.len();
+            return ChunkIds { ids, decode, stop_reason: stop_reason.cloned(), held };
+        }
+        let (decode, stop_reason) = drop_stop_token(&ids, finish, stop_reason, request, eos, model_eos);
+        ChunkIds { ids, decode, stop_reason, held: Vec::new() }
+    }
+
+    /// Decode a planned chunk, cutting the engine's stop string from the
+    /// final chunk.
+    pub(crate) fn decode_chunk(
+        &self,
+        plan: &ChunkIds,
+        window: &mut Window,
+        choice: &GenChoice,
+        request: Option<&OutputOptions>,
+        skip: bool,
+    ) -> String {
+        let text = window.decode(&self.model, &plan.ids[..plan.decode], skip);
+        match (choice.finish_reason.as_deref(), choice.stop_reason.as_ref()) {
+            (Some("stop"), Some(StopReason::Str(stop))) => {
+                cut_final_stop_string(&text, stop, request.is_some_and(|r| r.include_stop_str_in_output))
+            }
+            _ => text,
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! What a parser needs to know of the original `chat_request`.
+
+use serde_json::{Map, Value};
+
+/// `tool_choice` after `check_tool_usage` filled its default.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolChoice {
+    None,
+    /// An explicit `null`: parsed like `"auto"`, but calls are not kept.
+    Null,
+    Auto,
+    Required,
+    Named(String),
+}
+
+/// The request facts that change parsing.
+#[derive(Debug, Clone)]
+pub struct ChatContext {
+    /// `tools` as sent (function definitions).
+    pub tools: Vec<Value>,
+    pub tool_choice: ToolChoice,
+    pub include_reasoning: bool,
+    /// `parallel_tool_calls` (only an explicit `false` filters).
+    pub parallel_tool_calls: bool,
+    /// The effective chat-template kwargs (server defaults under request).
+    pub template_kwargs: Map<String, Value>,
+}
+
+impl ChatContext {
+    /// Read the context from a validated `chat_request` object.
+    pub fn from_request(req: &Map<String, Value>, default_kwargs: &Map<String, Value>) -> ChatContext {
+        let tools: Vec<Value> = req.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
+        let tool_choice = match req.get("tool_choice") {
+            // `check_tool_usage`: tools without a tool_choice mean "auto".
+            None if !tools.is_empty() => ToolChoice::Auto,
+            None => ToolChoice::None,
+            Some(Value::Null) => ToolChoice::Null,
+            Some(Value::String(s)) => match s.as_str() {
+                "auto" => ToolChoice::Auto,
+                "required" => ToolChoice::Required,
+                _ => ToolChoice::None,
+            },
+            Some(Value::Object(o)) => {
+                let name = o.get("function").and_then(|f| f.get("name")).and_then(Value::as_str).unwrap_or("");
+                ToolChoice::Named(name.to_string())
+            }
+            Some(_) => ToolChoice::None,
+        };
+        let include_reasoning = req.get("include_reasoning").map(truthy_bool).unwrap_or(true);
+        let parallel_tool_calls = req.get("parallel_tool_calls").is_none_or(|v| v.as_bool() != Some(false));
+        ChatContext {
+            tools,
+            tool_choice,
+            include_reasoning,
+            parallel_tool_calls,
+            template_kwargs: effective_template_kwargs(req, default_kwargs),
+        }
+    }
+
+    /// A template kwarg as a boolean flag (Python truthiness).
+    pub fn kwarg_true(&self, key: &str) -> bool {
+        self.template_kwargs.get(key).is_some_and(truthy)
+    }
+
+    pub fn forces_tool_calls(&self) -> bool {
+        matches!(self.tool_choice, ToolChoice::Required | ToolChoice::Named(_))
+    }
+
+    /// The JSON schema of a tool's parameters, by function name.
+    pub fn tool_parameters(&self, name: &str) -> Option<&Value> {
+        self.tools.iter().find_map(|t| {
+            let f = t.get("function")?;
+            (f.get("name")?.as_str()? == name).then(|| f.get("parameters")).flatten()
+        })
+    }
+}
+
+fn truthy_bool(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => *b,
+        Value::String(s) => matches!(s.to_ascii_lowercase().as_str(), "1" | "on" | "t" | "true" | "y" | "yes"),
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        _ => true,
+    }
+}
+
+pub fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
+
+/// `merge(a, b)` of vLLM's chat params: `b` over `a`, skipping `None` and
+/// `"auto"` values of `b`.
+fn merge(mut base: Map<String, Value>, over: Map<String, Value>) -> Map<String, Value> {
+    for (k, v) in over {
+        if v.is_null() || v.as_str() == Some("auto") {
+            continue;
+        }
+        base.insert(k, v);
+    }
+    base
+}
+
+/// `build_chat_params(...).with_defaults(default_chat_template_kwargs)
+/// .chat_template_kwargs`: the kwargs the template (and parser) sees.
+pub fn effective_template_kwargs(req: &Map<String, Value>, defaults: &Map<String, Value>) -> Map<String, Value> {
+    let mut request_kwargs = req.get("chat_template_kwargs").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut fixed = Map::new();
+    fixed
+        .insert("add_generation_prompt".into(), req.get("add_generation_prompt").cloned().unwrap_or(Value::Bool(true)));
+    fixed.insert(
+        "continue_final_message".into(),
+        req.get("continue_final_message").cloned().unwrap_or(Value::Bool(false)),
+    );
+    fixed.insert("documents".into(), req.get("documents").cloned().unwrap_or(Value::Null));
+    let effort = req.get("reasoning_effort").cloned().unwrap_or(Value::Null);
+    fixed.insert("reasoning_effort".into(), effort.clone());
+    if let Some(e) = effort.as_str() {
+        if !request_kwargs.contains_key("enable_thinking") {
+            fixed.insert("enable_thinking".into(), Value::Bool(e != "none"));
+        }
+    }
+    request_kwargs = merge(request_kwargs, fixed);
+    let mut base = defaults.clone();
+    if !base.contains_key("cohere_format") {
+        base.insert("cohere_format".into(), Value::String("cmd4".into()));
+    }
+    merge(base, request_kwargs)
+}

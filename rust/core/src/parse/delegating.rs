@@ -1,0 +1,319 @@
+//! vLLM's `DelegatingParser` (reasoning first, then tool calls on what
+//! follows) and `ChatStreamProcessor` (one per streamed choice), with the
+//! batch message assembly rules of `message_assembly.py`.
+
+use super::required::{named_streaming, parse_required, required_streaming};
+use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
+use crate::wire::response::{Delta, FunctionCall as WireFunctionCall, ToolCall};
+
+/// One parser instance: per request in batch, per choice in a stream.
+pub struct DelegatingParser {
+    reasoning: Option<Box<dyn ReasoningParser>>,
+    tool: Option<Box<dyn ToolParser>>,
+    enable_auto_tools: bool,
+    // Streaming state (`StreamState` in vLLM).
+    reasoning_ended: bool,
+    tool_call_text_started: bool,
+    prompt_reasoning_checked: bool,
+    previous_text: String,
+    previous_ids: Vec<i64>,
+    function_name_returned: bool,
+}
+
+/// The assembled fields of a batch assistant message.
+pub struct MessageFields {
+    pub reasoning: Option<String>,
+    pub content: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+impl DelegatingParser {
+    pub fn new(
+        reasoning: Option<Box<dyn ReasoningParser>>,
+        tool: Option<Box<dyn ToolParser>>,
+        enable_auto_tools: bool,
+    ) -> Self {
+        DelegatingParser {
+            reasoning,
+            tool,
+            enable_auto_tools,
+            reasoning_ended: false,
+            tool_call_text_started: false,
+            prompt_reasoning_checked: false,
+            previous_text: String::new(),
+            previous_ids: Vec::new(),
+            function_name_returned: false,
+        }
+    }
+
+    pub fn has_tool_parser(&self) -> bool {
+        self.tool.is_some()
+    }
+
+    /// `keeps_tool_calls`: are extracted calls returned for this request?
+    pub fn keeps_tool_calls(&self, ctx: &ChatContext) -> bool {
+        if ctx.forces_tool_calls() {
+            return true;
+        }
+        let auto_tools = self.enable_auto_tools && self.tool.is_some();
+        auto_tools && ctx.tool_choice == ToolChoice::Auto && !ctx.tools.is_empty()
+    }
+
+    /// Batch: `Parser.parse` then `assemble_chat_message_fields`.
+    pub fn parse_message(&self, text: &str, ctx: &ChatContext) -> MessageFields {
+        let (reasoning, content) = match &self.reasoning {
+            Some(r) => r.extract_reasoning(text, ctx),
+            None => (None, Some(text.to_string())),
+        };
+        let (calls, content) = self.extract_tool_calls(content, ctx);
+        let reasoning = if ctx.include_reasoning { reasoning } else { None };
+        if !self.keeps_tool_calls(ctx) {
+            return MessageFields { reasoning, content, tool_calls: Vec::new() };
+        }
+        let content = if ctx.forces_tool_calls() { Some(content.unwrap_or_default()) } else { content };
+        let mut calls = calls.unwrap_or_default();
+        if !ctx.parallel_tool_calls {
+            calls.truncate(1);
+        }
+        let tool_calls = calls
+            .into_iter()
+            .map(|c| ToolCall {
+                id: c.id.unwrap_or_else(random_tool_call_id),
+                kind: "function",
+                function: WireFunctionCall { name: c.name, arguments: c.arguments },
+            })
+            .collect();
+        MessageFields { reasoning, content, tool_calls }
+    }
+
+    /// `_extract_tool_calls`: `(calls, content)`; `None` calls = "no calls"
+    /// from the auto path.
+    fn extract_tool_calls(
+        &self,
+        content: Option<String>,
+        ctx: &ChatContext,
+    ) -> (Option<Vec<FunctionCall>>, Option<String>) {
+        let Some(tool) = &self.tool else { return (Some(Vec::new()), content) };
+        if ctx.tool_choice == ToolChoice::None {
+            return (Some(Vec::new()), content);
+        }
+        let supports = tool.supports_required_and_named();
+        let named = matches!(ctx.tool_choice, ToolChoice::Named(_));
+        let required = ctx.tool_choice == ToolChoice::Required;
+        let auto = self.enable_auto_tools
+            && (matches!(ctx.tool_choice, ToolChoice::Auto | ToolChoice::Null) || (!supports && (named || required)));
+        let blank = |c: &Option<String>| c.as_deref().is_none_or(|s| s.trim().is_empty());
+        if let (true, ToolChoice::Named(name)) = (supports, &ctx.tool_choice) {
+            if blank(&content) {
+                return (Some(Vec::new()), None);
+            }
+            let call = FunctionCall { id: None, name: name.clone(), arguments: content.unwrap_or_default() };
+            return (Some(vec![call]), None);
+        }
+        if supports && required {
+            return (Some(parse_required(content.as_deref().unwrap_or(""))), None);
+        }
+        if auto {
+            let info = tool.extract_tool_calls(content.as_deref().unwrap_or(""), ctx);
+            if info.tools_called {
+                let content = info.content.filter(|c| !c.trim().is_empty());
+                return (Some(info.calls), content);
+            }
+            if (required || named) && blank(&content) {
+                return (Some(Vec::new()), None);
+            }
+            return (None, content);
+        }
+        (Some(Vec::new()), content)
+    }
+
+    /// `DelegatingParser.parse_delta` (legacy, text-accumulating parsers).
+    pub fn parse_delta(
+        &mut self,
+        delta_text: &str,
+        delta_ids: &[i64],
+        ctx: &ChatContext,
+        prompt_ids: Option<&[i64]>,
+        finished: bool,
+    ) -> Option<Delta> {
+        if !self.prompt_reasoning_checked {
+            if let Some(prompt) = prompt_ids {
+                self.prompt_reasoning_checked = true;
+                match &mut self.reasoning {
+                    None => self.reasoning_ended = true,
+                    Some(r) if r.is_reasoning_end(prompt) => self.reasoning_ended = true,
+                    Some(r) => r.adjust_initial_state_from_prompt(prompt),
+                }
+            }
+        }
+        let mut delta_text = delta_text.to_string();
+        let mut delta_ids = delta_ids.to_vec();
+        let mut current_text = format!("{}{}", self.previous_text, delta_text);
+        let mut current_ids: Vec<i64> = self.previous_ids.iter().chain(&delta_ids).copied().collect();
+        let mut message: Option<Delta> = None;
+        let mut transitioned = false;
+
+        if self.in_reasoning_phase() {
+            if let Some(r) = &mut self.reasoning {
+                let texts = Texts { previous: &self.previous_text, current: &current_text, delta: &delta_text };
+                let ids = Ids { previous: &self.previous_ids, current: &current_ids, delta: &delta_ids };
+                message = r.extract_reasoning_streaming(&texts, &ids);
+                if r.is_reasoning_end_streaming(&current_ids, &delta_ids) {
+                    self.reasoning_ended = true;
+                    transitioned = true;
+                    current_ids = r.extract_content_ids(&delta_ids);
+                    current_text = message.as_ref().and_then(|m| m.content.clone()).unwrap_or_default();
+                    delta_text = current_text.clone();
+                }
+            }
+        }
+
+        if self.in_tool_phase() {
+            if !self.tool_call_text_started {
+                self.tool_call_text_started = true;
+                self.previous_text.clear();
+                self.previous_ids.clear();
+                delta_text = current_text.clone();
+                delta_ids = current_ids.clone();
+            }
+            let reasoning_here = message.as_ref().and_then(|m| m.reasoning.clone());
+            message = self.tool_phase(&current_text, &current_ids, &delta_text, &delta_ids, ctx);
+            if let Some(r) = reasoning_here.filter(|r| !r.is_empty()) {
+                match &mut message {
+                    None => message = Some(Delta { reasoning: Some(r), ..Default::default() }),
+                    Some(m) if m.reasoning.as_deref().is_none_or(str::is_empty) => m.reasoning = Some(r),
+                    Some(_) => {}
+                }
+            }
+        }
+
+        if message.is_none() && !transitioned && !self.in_reasoning_phase() && !self.in_tool_phase() {
+            message = Some(Delta { content: Some(delta_text.clone()), ..Default::default() });
+        }
+        self.previous_text = current_text;
+        self.previous_ids = current_ids;
+
+        if finished {
+            if let (Some(tool), Some(m)) = (&self.tool, &mut message) {
+                if let Some(last) = m.tool_calls.last_mut() {
+                    if let Some(f) = &mut last.function {
+                        let rest = tool.remaining_unstreamed_args();
+                        f.arguments = Some(format!("{}{}", f.arguments.as_deref().unwrap_or(""), rest));
+                    }
+                }
+            }
+        }
+        if !ctx.include_reasoning {
+            if let Some(m) = &mut message {
+                m.reasoning = None;
+                if m.content.as_deref().is_none_or(str::is_empty) && m.tool_calls.is_empty() {
+                    message = None;
+                }
+            }
+        }
+        message
+    }
+
+    fn in_reasoning_phase(&self) -> bool {
+        self.reasoning.is_some() && !self.reasoning_ended
+    }
+
+    fn in_tool_phase(&self) -> bool {
+        self.tool.is_some() && self.reasoning_ended
+    }
+
+    /// `_extract_tool_calls_streaming`: dispatch on `tool_choice`.
+    fn tool_phase(
+        &mut self,
+        current_text: &str,
+        current_ids: &[i64],
+        delta_text: &str,
+        delta_ids: &[i64],
+        ctx: &ChatContext,
+    ) -> Option<Delta> {
+        let tool = self.tool.as_mut()?;
+        if ctx.tool_choice == ToolChoice::None {
+            return (!delta_text.is_empty())
+                .then(|| Delta { content: Some(delta_text.to_string()), ..Default::default() });
+        }
+        let supports = tool.supports_required_and_named();
+        if let (true, ToolChoice::Named(name)) = (supports, &ctx.tool_choice) {
+            let (d, returned) = named_streaming(delta_text, name, self.function_name_returned);
+            self.function_name_returned = returned;
+            return Some(d);
+        }
+        if supports && ctx.tool_choice == ToolChoice::Required {
+            let (d, returned) = required_streaming(&self.previous_text, current_text);
+            self.function_name_returned = returned;
+            return d;
+        }
+        self.function_name_returned = false;
+        let texts = Texts { previous: &self.previous_text, current: current_text, delta: delta_text };
+        let ids = Ids { previous: &self.previous_ids, current: current_ids, delta: delta_ids };
+        tool.extract_tool_calls_streaming(&texts, &ids, ctx)
+    }
+}
+
+/// `ChatStreamProcessor`: one choice's stream, chunk by chunk.
+pub struct ChatStreamProcessor {
+    pub parser: DelegatingParser,
+    keep_tool_calls: bool,
+    num_output_tokens: usize,
+    pub tools_streamed: bool,
+}
+
+impl ChatStreamProcessor {
+    pub fn new(parser: DelegatingParser, ctx: &ChatContext) -> Self {
+        let keep_tool_calls = parser.keeps_tool_calls(ctx);
+        ChatStreamProcessor { parser, keep_tool_calls, num_output_tokens: 0, tools_streamed: false }
+    }
+
+    /// Parse one chunk; returns the delta (if any) and the chat finish reason.
+    pub fn step(
+        &mut self,
+        text: &str,
+        ids: &[i64],
+        finish_reason: Option<&str>,
+        prompt_ids: Option<&[i64]>,
+        ctx: &ChatContext,
+    ) -> (Option<Delta>, Option<String>) {
+        let mut delta = if text.is_empty() && ids.is_empty() && self.num_output_tokens == 0 {
+            Some(Delta::default())
+        } else {
+            let mut d = self.parser.parse_delta(text, ids, ctx, prompt_ids, finish_reason.is_some());
+            if let Some(m) = &mut d {
+                if !m.tool_calls.is_empty() {
+                    if self.keep_tool_calls {
+                        self.tools_streamed = true;
+                    } else {
+                        m.tool_calls.clear();
+                        if m.content.as_deref().is_none_or(str::is_empty)
+                            && m.reasoning.as_deref().is_none_or(str::is_empty)
+                        {
+                            d = None;
+                        }
+                    }
+                }
+            }
+            d
+        };
+        self.num_output_tokens += ids.len();
+        if let Some(m) = &mut delta {
+            if !ctx.parallel_tool_calls {
+                m.tool_calls.retain(|t| t.index == 0);
+            }
+        }
+        let finish = finish_reason.map(|f| resolve_finish_reason(Some(f), ctx, self.tools_streamed));
+        (delta, finish)
+    }
+}
+
+/// `resolve_finish_reason`: `tool_calls` when calls were made, the engine
+/// stopped by itself and the tool was not forced by name.
+pub fn resolve_finish_reason(engine: Option<&str>, ctx: &ChatContext, tool_calls_made: bool) -> String {
+    let fr = engine.unwrap_or("stop");
+    if tool_calls_made && fr == "stop" && !matches!(ctx.tool_choice, ToolChoice::Named(_)) {
+        return "tool_calls".to_string();
+    }
+    fr.to_string()
+}

@@ -1,0 +1,84 @@
+//! The parser layer: reasoning and tool-call families turning one choice's
+//! text into reasoning / content / tool calls, batch and streaming, with
+//! vLLM 0.33's composition rules (`DelegatingParser`).
+
+pub mod context;
+mod delegating;
+mod hermes;
+pub mod pyjson;
+mod registry;
+mod required;
+mod think;
+
+pub use context::{ChatContext, ToolChoice};
+pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
+pub use registry::{ParserSpec, ParserSpecError};
+
+use crate::wire::response::Delta;
+
+/// A parsed function call (batch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionCall {
+    /// The parser's own id, when its format carries one.
+    pub id: Option<String>,
+    pub name: String,
+    pub arguments: String,
+}
+
+/// `ExtractedToolCallInformation`.
+#[derive(Debug, Clone, Default)]
+pub struct Extracted {
+    pub tools_called: bool,
+    pub calls: Vec<FunctionCall>,
+    pub content: Option<String>,
+}
+
+/// The token-id view of a stream so far (`previous` / `current` / `delta`).
+pub struct Ids<'a> {
+    pub previous: &'a [i64],
+    pub current: &'a [i64],
+    pub delta: &'a [i64],
+}
+
+/// The text view of a stream so far.
+pub struct Texts<'a> {
+    pub previous: &'a str,
+    pub current: &'a str,
+    pub delta: &'a str,
+}
+
+/// vLLM's `ReasoningParser` (legacy interface).
+pub trait ReasoningParser: Send {
+    /// Batch: `(reasoning, content)`.
+    fn extract_reasoning(&self, text: &str, ctx: &ChatContext) -> (Option<String>, Option<String>);
+    /// Does the reasoning section end within `ids` (e.g. the prompt)?
+    fn is_reasoning_end(&self, ids: &[i64]) -> bool;
+    fn is_reasoning_end_streaming(&self, current: &[i64], delta: &[i64]) -> bool {
+        let _ = delta;
+        self.is_reasoning_end(current)
+    }
+    /// The ids after the end marker.
+    fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64>;
+    fn extract_reasoning_streaming(&mut self, texts: &Texts, ids: &Ids) -> Option<Delta>;
+    fn adjust_initial_state_from_prompt(&mut self, prompt: &[i64]) {
+        let _ = prompt;
+    }
+}
+
+/// vLLM's `ToolParser` (legacy interface).
+pub trait ToolParser: Send {
+    fn extract_tool_calls(&self, text: &str, ctx: &ChatContext) -> Extracted;
+    fn extract_tool_calls_streaming(&mut self, texts: &Texts, ids: &Ids, ctx: &ChatContext) -> Option<Delta>;
+    /// Arguments parsed but not yet streamed (flushed when the stream ends).
+    fn remaining_unstreamed_args(&self) -> String {
+        String::new()
+    }
+    fn supports_required_and_named(&self) -> bool {
+        true
+    }
+}
+
+/// `make_tool_call_id()`: `chatcmpl-tool-` + 16 hex digits.
+pub fn random_tool_call_id() -> String {
+    format!("chatcmpl-tool-{}", crate::ids::random_hex_id())
+}

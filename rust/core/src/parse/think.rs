@@ -1,0 +1,146 @@
+//! `<think>…</think>` reasoning (`BaseThinkingReasoningParser`), as the
+//! `deepseek_r1` family uses it, and `deepseek_v3` (R1 behaviour only when
+//! the request turns thinking on, else everything is content).
+
+use super::{ChatContext, Ids, ReasoningParser, Texts};
+use crate::wire::response::Delta;
+
+fn delta(reasoning: Option<String>, content: Option<String>) -> Option<Delta> {
+    Some(Delta { reasoning, content, ..Default::default() })
+}
+
+/// DeepSeek-R1-style thinking markers matched by token id.
+pub struct ThinkParser {
+    pub start: String,
+    pub end: String,
+    pub start_id: i64,
+    pub end_id: i64,
+}
+
+impl ThinkParser {
+    /// `BaseThinkingReasoningParser.extract_reasoning_streaming`.
+    fn base_streaming(&self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        let d = t.delta;
+        if ids.delta.len() == 1 && (ids.delta[0] == self.start_id || ids.delta[0] == self.end_id) {
+            return None;
+        }
+        let split_at_end = |text: &str, from: usize| {
+            let end = text.find(&self.end).unwrap_or(text.len());
+            let reasoning = text[from.min(end)..end].to_string();
+            let content = text.get(end + self.end.len()..).unwrap_or("").to_string();
+            delta(Some(reasoning), (!content.is_empty()).then_some(content))
+        };
+        if ids.previous.contains(&self.start_id) {
+            if ids.delta.contains(&self.end_id) {
+                return split_at_end(d, 0);
+            }
+            if ids.previous.contains(&self.end_id) {
+                return delta(None, Some(d.to_string()));
+            }
+            return delta(Some(d.to_string()), None);
+        }
+        if ids.delta.contains(&self.start_id) {
+            if ids.delta.contains(&self.end_id) {
+                let start = d.find(&self.start).map_or(0, |i| i + self.start.len());
+                return split_at_end(d, start);
+            }
+            // vLLM keeps the literal start marker (and any text before it)
+            // when it arrives inside a longer delta; batch drops both.
+            let start = d.find(&self.start).map_or(0, |i| i + self.start.len());
+            return delta(Some(d[start..].to_string()), None);
+        }
+        delta(None, Some(d.to_string()))
+    }
+}
+
+impl ReasoningParser for ThinkParser {
+    fn extract_reasoning(&self, text: &str, _ctx: &ChatContext) -> (Option<String>, Option<String>) {
+        let body = match text.find(&self.start) {
+            Some(i) => &text[i + self.start.len()..],
+            None => text,
+        };
+        match body.find(&self.end) {
+            None => (Some(body.to_string()), None),
+            Some(i) => {
+                let content = &body[i + self.end.len()..];
+                (Some(body[..i].to_string()), (!content.is_empty()).then(|| content.to_string()))
+            }
+        }
+    }
+
+    fn is_reasoning_end(&self, ids: &[i64]) -> bool {
+        for &id in ids.iter().rev() {
+            if id == self.start_id {
+                return false;
+            }
+            if id == self.end_id {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn is_reasoning_end_streaming(&self, _current: &[i64], delta: &[i64]) -> bool {
+        delta.contains(&self.end_id)
+    }
+
+    fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64> {
+        let head = &ids[..ids.len().saturating_sub(1)];
+        match head.iter().position(|&i| i == self.end_id) {
+            Some(p) => ids[p + 1..].to_vec(),
+            None => Vec::new(),
+        }
+    }
+
+    /// `DeepSeekR1ReasoningParser.extract_reasoning_streaming`: without a
+    /// start marker anywhere, text is reasoning until the end marker.
+    fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        let ret = self.base_streaming(t, ids)?;
+        if ids.previous.contains(&self.start_id) || ids.delta.contains(&self.start_id) {
+            return Some(ret);
+        }
+        let d = t.delta;
+        if ids.delta.contains(&self.end_id) {
+            let end = d.find(&self.end).unwrap_or(d.len());
+            let content = d.get(end + self.end.len()..).unwrap_or("").to_string();
+            return delta(Some(d[..end].to_string()), (!content.is_empty()).then_some(content));
+        }
+        if ids.previous.contains(&self.end_id) {
+            return delta(None, Some(d.to_string()));
+        }
+        delta(Some(d.to_string()), None)
+    }
+}
+
+/// `deepseek_v3`: R1 reasoning when `thinking` / `enable_thinking` is on,
+/// otherwise no reasoning at all.
+pub struct DeepSeekV3Reasoning {
+    pub inner: Option<ThinkParser>,
+}
+
+impl ReasoningParser for DeepSeekV3Reasoning {
+    fn extract_reasoning(&self, text: &str, ctx: &ChatContext) -> (Option<String>, Option<String>) {
+        match &self.inner {
+            Some(p) => p.extract_reasoning(text, ctx),
+            None => (None, Some(text.to_string())),
+        }
+    }
+    fn is_reasoning_end(&self, ids: &[i64]) -> bool {
+        self.inner.as_ref().is_none_or(|p| p.is_reasoning_end(ids))
+    }
+    fn is_reasoning_end_streaming(&self, current: &[i64], delta: &[i64]) -> bool {
+        self.inner.as_ref().is_none_or(|p| p.is_reasoning_end_streaming(current, delta))
+    }
+    fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64> {
+        match &self.inner {
+            Some(p) => p.extract_content_ids(ids),
+            None => ids.to_vec(),
+        }
+    }
+    fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        match &mut self.inner {
+            Some(p) => p.extract_reasoning_streaming(t, ids),
+            None => (!t.delta.is_empty()).then(|| Delta { content: Some(t.delta.to_string()), ..Default::default() }),
+        }
+    }
+}
