@@ -128,3 +128,14 @@ def test_serve_answers_health_and_derender_over_loopback(server_factory):
     r = httpx.post(s.url + CHAT, json=chat_body())
     assert r.status_code == 200
     assert r.json()["choices"][0]["message"]["content"] == "Hello there! 你好 world"
+
+
+def test_two_workers_serve_keep_alive_calls(server_factory):
+    import httpx
+
+    s = server_factory(["--served-model-name", "qwen3", "--workers", "2"])
+    with httpx.Client(base_url=s.url) as c:
+        for _ in range(5):
+            r = c.post(CHAT, json=chat_body())
+            assert r.status_code == 200
+            assert r.json()["choices"][0]["message"]["content"] == "Hello there! 你好 world"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import socket
 import sys
 
 from derender.config import DEFAULT_MAX_REQUEST_BYTES, ENV_VAR, ServerConfig
@@ -108,7 +109,7 @@ def serve(args: argparse.Namespace) -> None:
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
     os.environ[ENV_VAR] = config.to_env()
-    uvicorn.run(
+    uv_config = uvicorn.Config(
         "derender.app:create_app_from_env",
         factory=True,
         host=args.host,
@@ -118,6 +119,25 @@ def serve(args: argparse.Namespace) -> None:
         access_log=False,
         timeout_graceful_shutdown=30,
     )
+    if args.workers <= 1:
+        uvicorn.Server(uv_config).run()
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    Multiprocess(uv_config, sockets=[_listen(args.host, args.port)]).run()
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket shared by the workers. Created with
+    IPPROTO_TCP (uvicorn's own uses 0) so asyncio sets TCP_NODELAY on every
+    accepted connection; without it Nagle delays each answer by ~40 ms."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
 
 
 def main(argv: list[str] | None = None) -> None:
