@@ -17,9 +17,16 @@ class Derenderer:
         tool_call_parser: str | None = None,
         enable_auto_tool_choice: bool = False,
         default_chat_template_kwargs: str | None = None,
+        chat_template: str | None = None,
+        trust_request_chat_template: bool = False,
+        exclude_tools_when_tool_choice_none: bool = False,
     ) -> None: ...
     def handle(
-        self, path: str, body: bytes, content_type: str | None = "application/json"
+        self,
+        path: str,
+        body: bytes,
+        content_type: str | None = "application/json",
+        request_id: str | None = None,
     ) -> tuple[int, bytes]:
         """Answer one request on a native route: (HTTP status, JSON body)."""
     def encode(self, text: str) -> list[int]:

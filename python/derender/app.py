@@ -106,19 +106,15 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
                 "body",
             )
         content_type = request.headers.get("content-type")
+        request_id = request.headers.get("x-request-id")
         if len(body) > _INLINE_BODY_BYTES:
-            status, out = await anyio.to_thread.run_sync(core.handle, path, body, content_type)
+            status, out = await anyio.to_thread.run_sync(
+                core.handle, path, body, content_type, request_id
+            )
         else:
-            status, out = core.handle(path, body, content_type)
+            status, out = core.handle(path, body, content_type, request_id)
         metrics.observe(path, status, time.perf_counter() - t0, len(body))
         return Response(out, status_code=status, media_type="application/json")
-
-    async def not_implemented(request: Request) -> Response:
-        return _error(
-            501,
-            f"{request.url.path} is not implemented by this derender version yet",
-            "NotImplementedError",
-        )
 
     async def health(request: Request) -> Response:
         return Response(status_code=200)
@@ -168,8 +164,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
     routes = [
         Route("/v1/chat/completions/derender", native, methods=["POST"]),
         Route("/v1/completions/derender", native, methods=["POST"]),
-        Route("/v1/chat/completions/render", not_implemented, methods=["POST"]),
-        Route("/v1/completions/render", not_implemented, methods=["POST"]),
+        Route("/v1/chat/completions/render", native, methods=["POST"]),
+        Route("/v1/completions/render", native, methods=["POST"]),
         Route("/health", health, methods=["GET"]),
         Route("/ping", health, methods=["GET", "POST"]),
         Route("/version", version, methods=["GET"]),

@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--enable-auto-tool-choice", action="store_true")
     serve.add_argument("--chat-template", default=None)
     serve.add_argument("--default-chat-template-kwargs", default=None)
+    serve.add_argument("--trust-request-chat-template", action="store_true")
+    serve.add_argument("--exclude-tools-when-tool-choice-none", action="store_true")
     serve.add_argument("--tool-parser-plugin", default=None)
     serve.add_argument("--reasoning-parser-plugin", default=None)
     for flag in _IGNORED_VALUE_FLAGS:
@@ -95,7 +97,22 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         tool_call_parser=args.tool_call_parser,
         enable_auto_tool_choice=args.enable_auto_tool_choice,
         default_chat_template_kwargs=args.default_chat_template_kwargs,
+        chat_template=_load_chat_template(args.chat_template),
+        trust_request_chat_template=args.trust_request_chat_template,
+        exclude_tools_when_tool_choice_none=args.exclude_tools_when_tool_choice_none,
     )
+
+
+def _load_chat_template(value: str | None) -> str | None:
+    """`--chat-template`: a file path, or the template text itself."""
+    if value is None:
+        return None
+    if os.path.isfile(value):
+        with open(value, encoding="utf-8") as f:
+            return f.read()
+    if any(c in value for c in "{}\n") or not os.path.splitext(value)[1]:
+        return value
+    raise SystemExit(f"error: --chat-template {value}: no such file")
 
 
 def serve(args: argparse.Namespace) -> None:

@@ -22,6 +22,9 @@ class ServerConfig:
     tool_call_parser: str | None = None
     enable_auto_tool_choice: bool = False
     default_chat_template_kwargs: str | None = None
+    chat_template: str | None = None
+    trust_request_chat_template: bool = False
+    exclude_tools_when_tool_choice_none: bool = False
 
     def core_kwargs(self) -> dict[str, object]:
         """Keyword arguments of `derender.Derenderer` for these settings."""
@@ -33,6 +36,9 @@ class ServerConfig:
             "tool_call_parser": self.tool_call_parser,
             "enable_auto_tool_choice": self.enable_auto_tool_choice,
             "default_chat_template_kwargs": self.default_chat_template_kwargs,
+            "chat_template": self.chat_template,
+            "trust_request_chat_template": self.trust_request_chat_template,
+            "exclude_tools_when_tool_choice_none": self.exclude_tools_when_tool_choice_none,
         }
 
     def to_env(self) -> str:

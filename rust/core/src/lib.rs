@@ -11,6 +11,7 @@ pub mod model;
 pub mod parse;
 pub mod pydantic;
 pub mod pyrepr;
+pub mod render;
 pub mod service;
 pub mod wire;
 

@@ -37,6 +37,10 @@ pub struct Model {
     pub space_marker: Option<char>,
     pub chat_template: Option<String>,
     pub model_type: Option<String>,
+    /// `generation_config.json` (the model's default sampling values).
+    pub generation_config: Value,
+    /// Named special tokens as templates see them (`bos_token`, `eos_token`, ...).
+    pub special_tokens_map: serde_json::Map<String, Value>,
     /// The decoder is a plain ByteLevel one, so pieces decode through the
     /// byte table below without the generic decoder machinery.
     byte_level: bool,
@@ -158,6 +162,13 @@ impl Model {
             _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
         };
         let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
+        let mut special_tokens_map = serde_json::Map::new();
+        for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
+            let text = tok_config.get(key).and_then(token_text).or_else(|| special_map.get(key).and_then(token_text));
+            if let Some(t) = text {
+                special_tokens_map.insert(key.into(), Value::String(t.to_string()));
+            }
+        }
         let byte_level = matches!(tokenizer.get_decoder(), Some(tokenizers::DecoderWrapper::ByteLevel(_)));
 
         Ok(Model {
@@ -172,6 +183,8 @@ impl Model {
             space_marker,
             chat_template,
             model_type,
+            generation_config: gen_config,
+            special_tokens_map,
             byte_level,
         })
     }

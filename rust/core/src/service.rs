@@ -16,6 +16,8 @@ use crate::wire::response::StreamResponse;
 pub enum Route {
     ChatDerender,
     CompletionDerender,
+    ChatRender,
+    CompletionRender,
 }
 
 impl Route {
@@ -23,6 +25,8 @@ impl Route {
         match path {
             "/v1/chat/completions/derender" => Some(Route::ChatDerender),
             "/v1/completions/derender" => Some(Route::CompletionDerender),
+            "/v1/chat/completions/render" => Some(Route::ChatRender),
+            "/v1/completions/render" => Some(Route::CompletionRender),
             _ => None,
         }
     }
@@ -43,9 +47,11 @@ impl From<ApiError> for Reply {
 impl Derenderer {
     /// Handle one request. Never panics past this point: a panic inside is
     /// answered with a 500 envelope instead of taking the worker down.
-    pub fn handle(&self, route: Route, content_type: Option<&str>, body: &[u8]) -> Reply {
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.handle_inner(route, content_type, body)));
+    /// `request_id` is the `X-Request-Id` header (render uses it).
+    pub fn handle(&self, route: Route, content_type: Option<&str>, request_id: Option<&str>, body: &[u8]) -> Reply {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.handle_inner(route, content_type, request_id, body)
+        }));
         match result {
             Ok(Ok(reply)) => reply,
             Ok(Err(e)) => e.into(),
@@ -53,7 +59,13 @@ impl Derenderer {
         }
     }
 
-    fn handle_inner(&self, route: Route, content_type: Option<&str>, body: &[u8]) -> Result<Reply, ApiError> {
+    fn handle_inner(
+        &self,
+        route: Route,
+        content_type: Option<&str>,
+        request_id: Option<&str>,
+        body: &[u8],
+    ) -> Result<Reply, ApiError> {
         check_media_type(content_type)?;
         let value = parse_json(body)?;
         match route {
@@ -71,6 +83,8 @@ impl Derenderer {
                     ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
                 }
             },
+            Route::ChatRender => ok_json(&self.chat_render(value.as_ref(), request_id)?),
+            Route::CompletionRender => ok_json(&self.completion_render(value.as_ref(), request_id)?),
         }
     }
 }

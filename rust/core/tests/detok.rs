@@ -61,14 +61,17 @@ fn settings() -> Settings {
         skip_model_name_validation: false,
         parser: None,
         default_chat_template_kwargs: Default::default(),
+        chat_template: None,
+        trust_request_chat_template: false,
+        exclude_tools_when_tool_choice_none: false,
     }
 }
 
 #[test]
 fn batch_drops_eos_but_counts_it() {
-    let d = Derenderer::new(model(), settings());
+    let d = Derenderer::new(model(), settings()).unwrap();
     let body = br#"{"generate_response":{"request_id":"r","choices":[{"index":0,"token_ids":[9707,1052,0,220,108386,1879,151645]}]},"prompt_tokens":9}"#;
-    let reply = d.handle(Route::ChatDerender, Some("application/json"), body);
+    let reply = d.handle(Route::ChatDerender, Some("application/json"), None, body);
     assert_eq!(reply.status, 200);
     let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
     assert_eq!(v["choices"][0]["message"]["content"], "Hello there! 你好 world");
@@ -78,7 +81,7 @@ fn batch_drops_eos_but_counts_it() {
 
 #[test]
 fn bad_bodies_are_400_never_panics() {
-    let d = Derenderer::new(model(), settings());
+    let d = Derenderer::new(model(), settings()).unwrap();
     for body in [
         &b""[..],
         b"[",
@@ -87,7 +90,7 @@ fn bad_bodies_are_400_never_panics() {
         b"{\"generate_response\":{\"choices\":[{\"index\":0,\"token_ids\":[-1]}]}}",
     ] {
         for route in [Route::ChatDerender, Route::CompletionDerender] {
-            let reply = d.handle(route, Some("application/json"), body);
+            let reply = d.handle(route, Some("application/json"), None, body);
             assert_eq!(reply.status, 400, "{}", String::from_utf8_lossy(body));
             let v: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
             assert!(v["error"]["message"].is_string());

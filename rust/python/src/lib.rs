@@ -27,6 +27,9 @@ impl Derenderer {
         tool_call_parser=None,
         enable_auto_tool_choice=false,
         default_chat_template_kwargs=None,
+        chat_template=None,
+        trust_request_chat_template=false,
+        exclude_tools_when_tool_choice_none=false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -41,6 +44,9 @@ impl Derenderer {
         tool_call_parser: Option<&str>,
         enable_auto_tool_choice: bool,
         default_chat_template_kwargs: Option<&str>,
+        chat_template: Option<String>,
+        trust_request_chat_template: bool,
+        exclude_tools_when_tool_choice_none: bool,
     ) -> PyResult<Self> {
         let loaded = py.detach(|| Model::load(model)).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let max_model_len = match (max_model_len, loaded.config_max_len) {
@@ -71,23 +77,28 @@ impl Derenderer {
             skip_model_name_validation,
             parser,
             default_chat_template_kwargs,
+            chat_template,
+            trust_request_chat_template,
+            exclude_tools_when_tool_choice_none,
         };
-        Ok(Derenderer { inner: Core::new(loaded, settings) })
+        let inner = Core::new(loaded, settings).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(Derenderer { inner })
     }
 
     /// Answer one request: `(status, body)`. `path` is the HTTP route.
-    #[pyo3(signature = (path, body, content_type="application/json"))]
+    #[pyo3(signature = (path, body, content_type="application/json", request_id=None))]
     fn handle<'py>(
         &self,
         py: Python<'py>,
         path: &str,
         body: &[u8],
         content_type: Option<&str>,
+        request_id: Option<&str>,
     ) -> PyResult<(u16, Bound<'py, PyBytes>)> {
         let Some(route) = Route::from_path(path) else {
             return Err(PyValueError::new_err(format!("no native route for {path}")));
         };
-        let reply = py.detach(|| self.inner.handle(route, content_type, body));
+        let reply = py.detach(|| self.inner.handle(route, content_type, request_id, body));
         Ok((reply.status, PyBytes::new(py, &reply.body)))
     }
 
@@ -130,7 +141,12 @@ impl Derenderer {
 /// The native routes, for the HTTP layer to mount.
 #[pyfunction]
 fn native_routes() -> Vec<&'static str> {
-    vec!["/v1/chat/completions/derender", "/v1/completions/derender"]
+    vec![
+        "/v1/chat/completions/derender",
+        "/v1/completions/derender",
+        "/v1/chat/completions/render",
+        "/v1/completions/render",
+    ]
 }
 
 #[pymodule]

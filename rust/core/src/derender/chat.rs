@@ -49,11 +49,19 @@ impl Derenderer {
                 _ => return Err(ApiError::bad_request(format!("choice {} has empty or null token_ids", choice.index))),
             };
             let logprobs = match &choice.logprobs {
-                Some(l) if !hide_metadata => Some(logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?),
+                Some(l) if !hide_metadata => {
+                    Some(logprobs::resolve(&self.model, l, &[], limit).map_err(logprob_error)?)
+                }
                 _ => None,
             };
-            let (text, stop_reason) =
-                self.decode_output(ids, choice.finish_reason.as_deref(), choice.stop_reason.as_ref(), request, &seed, skip);
+            let (text, stop_reason) = self.decode_output(
+                ids,
+                choice.finish_reason.as_deref(),
+                choice.stop_reason.as_ref(),
+                request,
+                &seed,
+                skip,
+            );
             let (message, finish_reason) = match &parsing {
                 Some((spec, ctx)) => {
                     let fields = spec.build(ctx).parse_message(&text, ctx);

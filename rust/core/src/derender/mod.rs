@@ -31,12 +31,20 @@ pub struct Settings {
     pub parser: Option<crate::parse::ParserSpec>,
     /// `--default-chat-template-kwargs`.
     pub default_chat_template_kwargs: serde_json::Map<String, serde_json::Value>,
+    /// `--chat-template` (the template text); `None` uses the model's.
+    pub chat_template: Option<String>,
+    /// `--trust-request-chat-template`.
+    pub trust_request_chat_template: bool,
+    /// `--exclude-tools-when-tool-choice-none`.
+    pub exclude_tools_when_tool_choice_none: bool,
 }
 
-/// The derender core for one model.
+/// The render/derender core for one model.
 pub struct Derenderer {
     pub model: Model,
     pub settings: Settings,
+    /// The compiled chat template (`None` when the model has none).
+    pub(crate) template: Option<crate::render::ChatTemplate>,
 }
 
 pub(crate) fn now() -> i64 {
@@ -50,8 +58,11 @@ pub(crate) fn skip_special(request: Option<&OutputOptions>, preserve_special: bo
 }
 
 impl Derenderer {
-    pub fn new(model: Model, settings: Settings) -> Self {
-        Derenderer { model, settings }
+    /// Build the core; fails when the chat template does not compile.
+    pub fn new(model: Model, settings: Settings) -> Result<Self, crate::render::TemplateError> {
+        let source = settings.chat_template.as_deref().or(model.chat_template.as_deref());
+        let template = source.map(crate::render::ChatTemplate::new).transpose()?;
+        Ok(Derenderer { model, settings, template })
     }
 
     /// `_check_model`: a named model must be one we serve.

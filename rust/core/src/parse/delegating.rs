@@ -50,6 +50,11 @@ impl DelegatingParser {
         self.tool.is_some()
     }
 
+    /// `is_reasoning_end` over ids (e.g. the rendered prompt).
+    pub fn is_reasoning_end(&self, ids: &[i64]) -> bool {
+        self.reasoning.as_ref().is_some_and(|r| r.is_reasoning_end(ids))
+    }
+
     /// `keeps_tool_calls`: are extracted calls returned for this request?
     pub fn keeps_tool_calls(&self, ctx: &ChatContext) -> bool {
         if ctx.forces_tool_calls() {

@@ -14,19 +14,97 @@ pub fn loads(text: &str) -> Option<Value> {
 
 /// `json.dumps(value, ensure_ascii=False)`.
 pub fn dumps(value: &Value) -> String {
-    let mut out = String::new();
-    write_value(value, &mut out);
-    out
+    dumps_with(value, &DumpOptions::default())
+}
+
+/// The keyword arguments of `json.dumps` that chat templates use.
+#[derive(Debug, Clone, Default)]
+pub struct DumpOptions {
+    pub indent: Option<String>,
+    /// `(item_separator, key_separator)`; Python's default depends on `indent`.
+    pub separators: Option<(String, String)>,
+    pub sort_keys: bool,
+    pub ensure_ascii: bool,
+}
+
+/// `json.dumps` with options.
+pub fn dumps_with(value: &Value, opts: &DumpOptions) -> String {
+    let (item, key) = match &opts.separators {
+        Some((i, k)) => (i.clone(), k.clone()),
+        None if opts.indent.is_some() => (",".to_string(), ": ".to_string()),
+        None => (", ".to_string(), ": ".to_string()),
+    };
+    let mut w = Writer { opts, item, key, out: String::new() };
+    w.value(value, 0);
+    w.out
+}
+
+struct Writer<'a> {
+    opts: &'a DumpOptions,
+    item: String,
+    key: String,
+    out: String,
+}
+
+impl Writer<'_> {
+    fn newline(&mut self, depth: usize) {
+        if let Some(indent) = &self.opts.indent {
+            self.out.push('\n');
+            for _ in 0..depth {
+                self.out.push_str(indent);
+            }
+        }
+    }
+
+    fn value(&mut self, v: &Value, depth: usize) {
+        match v {
+            Value::Array(items) if !items.is_empty() => {
+                self.out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        let sep = self.item.clone();
+                        self.out.push_str(&sep);
+                    }
+                    self.newline(depth + 1);
+                    self.value(item, depth + 1);
+                }
+                self.newline(depth);
+                self.out.push(']');
+            }
+            Value::Object(map) if !map.is_empty() => {
+                self.out.push('{');
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                if self.opts.sort_keys {
+                    entries.sort_by(|a, b| a.0.cmp(b.0));
+                }
+                for (i, (k, item)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        let sep = self.item.clone();
+                        self.out.push_str(&sep);
+                    }
+                    self.newline(depth + 1);
+                    write_str(k, &mut self.out, self.opts.ensure_ascii);
+                    let sep = self.key.clone();
+                    self.out.push_str(&sep);
+                    self.value(item, depth + 1);
+                }
+                self.newline(depth);
+                self.out.push('}');
+            }
+            Value::String(s) => write_str(s, &mut self.out, self.opts.ensure_ascii),
+            other => write_scalar(other, &mut self.out),
+        }
+    }
 }
 
 /// `json.dumps(text, ensure_ascii=False)` of a string (with its quotes).
 pub fn dumps_str(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
-    write_str(text, &mut out);
+    write_str(text, &mut out, false);
     out
 }
 
-fn write_value(v: &Value, out: &mut String) {
+fn write_scalar(v: &Value, out: &mut String) {
     match v {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -44,33 +122,13 @@ fn write_value(v: &Value, out: &mut String) {
                 out.push_str(&n.to_string());
             }
         }
-        Value::String(s) => write_str(s, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            for (i, (k, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_str(k, out);
-                out.push_str(": ");
-                write_value(item, out);
-            }
-            out.push('}');
-        }
+        Value::String(s) => write_str(s, out, false),
+        Value::Array(_) => out.push_str("[]"),
+        Value::Object(_) => out.push_str("{}"),
     }
 }
 
-fn write_str(s: &str, out: &mut String) {
+fn write_str(s: &str, out: &mut String, ensure_ascii: bool) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -82,6 +140,12 @@ fn write_str(s: &str, out: &mut String) {
             '\u{08}' => out.push_str("\\b"),
             '\u{0c}' => out.push_str("\\f"),
             c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if ensure_ascii && (c as u32) > 0x7e => {
+                let mut buf = [0u16; 2];
+                for unit in c.encode_utf16(&mut buf) {
+                    out.push_str(&format!("\\u{:04x}", unit));
+                }
+            }
             c => out.push(c),
         }
     }

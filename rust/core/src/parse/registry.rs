@@ -88,6 +88,10 @@ impl ParserSpec {
         self.reasoning.is_some()
     }
 
+    pub fn has_tool(&self) -> bool {
+        self.tool.is_some()
+    }
+
     /// A fresh parser for one request (batch) or one streamed choice.
     pub fn build(&self, ctx: &ChatContext) -> DelegatingParser {
         let think = || {

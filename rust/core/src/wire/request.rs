@@ -144,8 +144,10 @@ pub enum CompletionBody {
     Stream(Box<StreamRequest>),
 }
 
+/// Which OpenAI request a `chat_request` / `completion_request` (or a render
+/// body) is.
 #[derive(Clone, Copy, PartialEq)]
-enum Api {
+pub enum Api {
     Chat,
     Completion,
 }
@@ -674,17 +676,23 @@ fn output_options(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<O
     };
     let l = loc.field(key);
     let o = read::model(v, class, &l, errs)?;
+    request_fields(o, api, &l, errs)
+}
+
+/// Validate a `ChatCompletionRequest` / `CompletionRequest` object located at
+/// `l` and read the fields derender uses.
+pub fn request_fields(o: &Obj, api: Api, l: &Loc, errs: &mut Errors) -> Option<OutputOptions> {
     let before = errs.list.len();
     let mut opts = OutputOptions { raw: o.clone(), ..Default::default() };
     if api == Api::Chat {
         match o.get("messages") {
-            None => errs.missing(&l.field("messages"), v),
+            None => errs.missing(&l.field("messages"), &Value::Object(o.clone())),
             Some(m) => {
                 read::list(m, &l.field("messages"), errs);
             }
         }
     }
-    opt_string(o, "model", &l, errs);
+    opt_string(o, "model", l, errs);
     if let Some(stop) = read::opt(o, "stop") {
         match stop {
             Value::String(s) => {
@@ -711,13 +719,13 @@ fn output_options(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<O
     if let Some(ids) = read::opt(o, "stop_token_ids") {
         opts.stop_token_ids = read::int_list(ids, None, &l.field("stop_token_ids"), errs).unwrap_or_default();
     }
-    opts.ignore_eos = opt_bool(o, "ignore_eos", &l, errs).unwrap_or(false);
-    opts.skip_special_tokens = opt_bool(o, "skip_special_tokens", &l, errs);
-    opts.include_stop_str_in_output = opt_bool(o, "include_stop_str_in_output", &l, errs).unwrap_or(false);
-    opts.min_tokens = opt_int(o, "min_tokens", &l, errs).unwrap_or(0);
+    opts.ignore_eos = opt_bool(o, "ignore_eos", l, errs).unwrap_or(false);
+    opts.skip_special_tokens = opt_bool(o, "skip_special_tokens", l, errs);
+    opts.include_stop_str_in_output = opt_bool(o, "include_stop_str_in_output", l, errs).unwrap_or(false);
+    opts.min_tokens = opt_int(o, "min_tokens", l, errs).unwrap_or(0);
     match api {
         Api::Chat => {
-            opts.logprobs_flag = opt_bool(o, "logprobs", &l, errs).unwrap_or(false);
+            opts.logprobs_flag = opt_bool(o, "logprobs", l, errs).unwrap_or(false);
             opts.top_logprobs = match o.get("top_logprobs") {
                 None => Some(0),
                 Some(Value::Null) => None,
@@ -725,7 +733,7 @@ fn output_options(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<O
             };
         }
         Api::Completion => {
-            opts.top_logprobs = opt_int(o, "logprobs", &l, errs);
+            opts.top_logprobs = opt_int(o, "logprobs", l, errs);
             opts.logprobs_flag = opts.top_logprobs.is_some();
         }
     }
@@ -733,11 +741,11 @@ fn output_options(obj: &Obj, api: Api, loc: &Loc, errs: &mut Errors) -> Option<O
         opts.logprob_token_ids =
             read::int_list(ids, None, &l.field("logprob_token_ids"), errs).is_some_and(|v| !v.is_empty());
     }
-    opts.return_token_ids = opt_bool(o, "return_token_ids", &l, errs).unwrap_or(false);
+    opts.return_token_ids = opt_bool(o, "return_token_ids", l, errs).unwrap_or(false);
     if let Some(tools) = read::opt(o, "tools") {
         read::list(tools, &l.field("tools"), errs);
     }
-    check_scalars(o, api, &l, errs);
+    check_scalars(o, api, l, errs);
     (errs.list.len() == before).then_some(opts)
 }
 
@@ -865,7 +873,7 @@ fn invalid(message: &str, param: Option<&str>) -> ApiError {
 /// The request models' `mode="before"` validators (`check_generation_prompt`,
 /// `check_tool_usage`, `check_logprobs`, `validate_stream_options`,
 /// `check_cache_salt_support`), in the order pydantic runs them.
-fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
+pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
     if api == Api::Chat {
         if truthy(req.get("continue_final_message")) && truthy(req.get("add_generation_prompt")) {
             return Err(invalid("Cannot set both `continue_final_message` and `add_generation_prompt` to True.", None));

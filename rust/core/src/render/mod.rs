@@ -1,0 +1,547 @@
+//! `/v1/chat/completions/render` and `/v1/completions/render`: requests in,
+//! vLLM 0.33's `GenerateRequest` out (token ids, sampling params, context).
+
+mod messages;
+pub mod sampling;
+pub mod template;
+
+use serde_json::{Map, Value};
+
+use crate::derender::Derenderer;
+use crate::error::ApiError;
+use crate::parse::context::ChatContext;
+use crate::pydantic::{read, Errors, Loc};
+use crate::wire::request::{request_fields, request_prechecks, Api, Obj, OutputOptions};
+use sampling::Sampling;
+pub use template::{ChatTemplate, TemplateError};
+
+/// The body as an object, with FastAPI's errors for a missing or non-object body.
+fn body_object(body: Option<&Value>) -> Result<&Obj, ApiError> {
+    let root = Loc::root("body");
+    let mut errs = Errors::default();
+    match body {
+        None => errs.push("missing", &root, "Field required", None, None),
+        Some(Value::Object(o)) => return Ok(o),
+        Some(other) => errs.push(
+            "model_attributes_type",
+            &root,
+            "Input should be a valid dictionary or object to extract fields from",
+            Some(other),
+            None,
+        ),
+    }
+    Err(errs.into_api_error())
+}
+
+fn opt_i64(o: &Obj, key: &str) -> Option<i64> {
+    o.get(key).and_then(|v| v.as_i64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)))
+}
+
+fn opt_f64(o: &Obj, key: &str) -> Option<f64> {
+    o.get(key).and_then(Value::as_f64)
+}
+
+fn truthy(o: &Obj, key: &str) -> bool {
+    o.get(key).is_some_and(crate::parse::context::truthy)
+}
+
+impl Derenderer {
+    /// The model's default sampling values (`get_diff_sampling_param`).
+    fn generation_default(&self, key: &str) -> Option<&Value> {
+        let key = if key == "max_tokens" { "max_new_tokens" } else { key };
+        self.model.generation_config.get(key).filter(|v| !v.is_null())
+    }
+
+    /// Request value → generation config → OpenAI default.
+    fn sampling_float(&self, o: &Obj, key: &str, openai_default: f64) -> f64 {
+        opt_f64(o, key).or_else(|| self.generation_default(key).and_then(Value::as_f64)).unwrap_or(openai_default)
+    }
+
+    /// `get_max_tokens`: the output budget left by the prompt, capped by the
+    /// request (or the generation config's `max_new_tokens`).
+    fn max_tokens(&self, requested: Option<i64>, input_len: usize) -> i64 {
+        let model_max = self.settings.max_model_len as i64 - input_len as i64;
+        let fallback = requested.or_else(|| self.generation_default("max_tokens").and_then(Value::as_i64));
+        fallback.map_or(model_max, |f| f.min(model_max))
+    }
+
+    /// `_token_len_check`: a prompt longer than the context is refused.
+    fn check_prompt_len(&self, count: usize) -> Result<(), ApiError> {
+        let max = self.settings.max_model_len;
+        if count <= max {
+            return Ok(());
+        }
+        let qualifier = if count == max + 1 { "at least " } else { "" };
+        Err(ApiError::invalid_param(
+            format!(
+                "This model's maximum context length is {max} tokens. However, your prompt contains {qualifier}{count} input tokens, which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. (parameter=input_tokens, value={count})"
+            ),
+            "input_tokens",
+        ))
+    }
+
+    /// `TokenizeParams.__post_init__`: the output budget must fit the context.
+    fn check_output_budget(&self, value: Option<i64>, param: &str) -> Result<(), ApiError> {
+        let max = self.settings.max_model_len as i64;
+        match value {
+            Some(v) if v > max => Err(ApiError::invalid_param(
+                format!("{param}={v} cannot be greater than max_model_len={max}. Please request fewer output tokens. (parameter={param}, value={v})"),
+                param,
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn sampling(&self, o: &Obj, opts: &OutputOptions, max_tokens: i64, api: Api, skip_special: bool) -> Sampling {
+        let stream = truthy(o, "stream");
+        let (logprobs, prompt_logprobs) = match api {
+            Api::Chat => {
+                let lp = (opts.logprobs_flag && !opts.logprob_token_ids).then(|| opts.top_logprobs.unwrap_or(0));
+                let plp =
+                    opt_i64(o, "prompt_logprobs").or_else(|| truthy(o, "echo").then(|| opts.top_logprobs.unwrap_or(0)));
+                (lp, plp)
+            }
+            Api::Completion => {
+                let lp = opts.top_logprobs.filter(|_| !opts.logprob_token_ids);
+                let plp =
+                    opt_i64(o, "prompt_logprobs").or_else(|| if truthy(o, "echo") { opts.top_logprobs } else { None });
+                (lp, plp)
+            }
+        };
+        let mut extra: Map<String, Value> = o.get("vllm_xargs").and_then(Value::as_object).cloned().unwrap_or_default();
+        extra.remove("kv_transfer_params");
+        extra.remove("ec_transfer_params");
+        let bad_words = o
+            .get("bad_words")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|w| w.as_str().map(str::to_string)).collect())
+            .unwrap_or_default();
+        let logit_bias = o.get("logit_bias").and_then(Value::as_object).map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| {
+                    let id: i64 = k.trim().parse().ok()?;
+                    let b = v.as_f64()?.clamp(-100.0, 100.0);
+                    Some((id.to_string(), serde_json::Number::from_f64(b).map_or(Value::Null, Value::Number)))
+                })
+                .collect()
+        });
+        let ids = |key: &str| {
+            o.get(key).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_i64).collect::<Vec<i64>>())
+        };
+        let mut stop_token_ids = opts.stop_token_ids.clone();
+        if let Some(defaults) = self.generation_default("stop_token_ids").and_then(Value::as_array) {
+            stop_token_ids.extend(defaults.iter().filter_map(Value::as_i64));
+        }
+        Sampling {
+            n: opt_i64(o, "n").unwrap_or(1),
+            presence_penalty: self.sampling_float(o, "presence_penalty", 0.0),
+            frequency_penalty: self.sampling_float(o, "frequency_penalty", 0.0),
+            repetition_penalty: self.sampling_float(o, "repetition_penalty", 1.0),
+            temperature: self.sampling_float(o, "temperature", 1.0),
+            top_p: self.sampling_float(o, "top_p", 1.0),
+            top_k: opt_i64(o, "top_k")
+                .or_else(|| self.generation_default("top_k").and_then(Value::as_i64))
+                .unwrap_or(0),
+            min_p: self.sampling_float(o, "min_p", 0.0),
+            seed: opt_i64(o, "seed"),
+            stop: match o.get("stop") {
+                Some(Value::String(s)) => vec![s.clone()],
+                Some(Value::Array(a)) => a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect(),
+                _ => Vec::new(),
+            },
+            stop_token_ids,
+            ignore_eos: opts.ignore_eos,
+            max_tokens,
+            min_tokens: opts.min_tokens,
+            logprobs,
+            prompt_logprobs,
+            logprob_token_ids: ids("logprob_token_ids").filter(|v| !v.is_empty()),
+            skip_special_tokens: skip_special,
+            spaces_between_special_tokens: o
+                .get("spaces_between_special_tokens")
+                .and_then(Value::as_bool)
+                .unwrap_or(true),
+            include_stop_str_in_output: opts.include_stop_str_in_output,
+            stream,
+            stream_interval: opt_i64(o, "stream_interval"),
+            structured_outputs: structured_outputs(o),
+            logit_bias,
+            allowed_token_ids: ids("allowed_token_ids"),
+            extra_args: Some(extra),
+            bad_words,
+        }
+    }
+
+    /// The fields every `GenerateRequest` ends with.
+    #[allow(clippy::too_many_arguments)]
+    fn generate_request(
+        &self,
+        o: &Obj,
+        request_id: String,
+        token_ids: Vec<u32>,
+        sampling: &Sampling,
+        reasoning_ended: Option<bool>,
+        reasoning_parser_kwargs: Option<Value>,
+        parse_context: Option<Value>,
+    ) -> Value {
+        let stream = truthy(o, "stream");
+        let mut m = Map::new();
+        m.insert("request_id".into(), Value::String(request_id));
+        m.insert("token_ids".into(), Value::Array(token_ids.into_iter().map(Value::from).collect()));
+        m.insert("token_offsets".into(), Value::Null);
+        m.insert("features".into(), Value::Null);
+        m.insert("content_parts".into(), Value::Null);
+        m.insert("sampling_params".into(), Value::Object(sampling.to_json()));
+        m.insert("model".into(), o.get("model").cloned().unwrap_or(Value::Null));
+        m.insert("reasoning_ended".into(), reasoning_ended.map_or(Value::Null, Value::Bool));
+        m.insert("reasoning_parser_kwargs".into(), reasoning_parser_kwargs.unwrap_or(Value::Null));
+        m.insert("return_token_ids".into(), o.get("return_token_ids").cloned().unwrap_or(Value::Null));
+        m.insert("output_mode".into(), Value::String("tokens".into()));
+        m.insert("parse_context".into(), parse_context.unwrap_or(Value::Null));
+        m.insert("stream".into(), Value::Bool(stream));
+        let stream_options = match o.get("stream_options") {
+            Some(Value::Object(so)) if stream => {
+                let flag = |k: &str| so.get(k).cloned().filter(|v| !v.is_null()).unwrap_or(Value::Bool(false));
+                let mut s = Map::new();
+                s.insert("include_usage".into(), flag("include_usage"));
+                s.insert("continuous_usage_stats".into(), flag("continuous_usage_stats"));
+                Value::Object(s)
+            }
+            _ => Value::Null,
+        };
+        m.insert("stream_options".into(), stream_options);
+        m.insert("cache_salt".into(), o.get("cache_salt").cloned().unwrap_or(Value::Null));
+        m.insert("priority".into(), o.get("priority").cloned().filter(|v| !v.is_null()).unwrap_or(Value::from(0)));
+        let hoisted =
+            |k: &str| o.get(k).filter(|v| v.as_object().is_some_and(|m| !m.is_empty())).cloned().unwrap_or(Value::Null);
+        m.insert("kv_transfer_params".into(), hoisted("kv_transfer_params"));
+        m.insert("ec_transfer_params".into(), hoisted("ec_transfer_params"));
+        Value::Object(m)
+    }
+
+    /// `POST /v1/chat/completions/render`.
+    pub fn chat_render(&self, body: Option<&Value>, header_request_id: Option<&str>) -> Result<Value, ApiError> {
+        let o = body_object(body)?;
+        request_prechecks(o, Api::Chat)?;
+        let mut errs = Errors::default();
+        let opts = request_fields(o, Api::Chat, &Loc::root("body"), &mut errs);
+        let Some(opts) = opts.filter(|_| errs.is_empty()) else { return Err(errs.into_api_error()) };
+        self.check_model(o.get("model").and_then(Value::as_str))?;
+        if truthy(o, "use_beam_search") {
+            return Err(ApiError::bad_request("Beam search is not supported by the render endpoint"));
+        }
+        let ctx = ChatContext::from_request(o, &self.settings.default_chat_template_kwargs);
+        let parser = self.settings.parser.as_ref();
+        let has_tool_parser = parser.is_some_and(|p| p.has_tool());
+        if !has_tool_parser {
+            use crate::parse::ToolChoice;
+            match &ctx.tool_choice {
+                ToolChoice::Auto if !parser.is_some_and(|p| p.enable_auto_tools) => {
+                    return Err(ApiError::bad_request(
+                        "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+                    ))
+                }
+                ToolChoice::Required => {
+                    return Err(ApiError::bad_request("tool_choice=\"required\" requires --tool-call-parser to be set"))
+                }
+                ToolChoice::Named(name) => {
+                    return Err(ApiError::bad_request(format!(
+                        "tool_choice=function \"{name}\" requires --tool-call-parser to be set"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        let tools = o.get("tools").and_then(Value::as_array).filter(|_| {
+            !(ctx.tool_choice == crate::parse::ToolChoice::None && self.settings.exclude_tools_when_tool_choice_none)
+        });
+        let tool_dicts: Option<Vec<Value>> = tools.map(|t| t.iter().map(messages::tool_dict).collect());
+        let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
+        if !self.settings.trust_request_chat_template
+            && (o.get("chat_template").is_some_and(|v| !v.is_null())
+                || request_kwargs.is_some_and(|k| k.get("chat_template").is_some_and(|v| !v.is_null())))
+        {
+            return Err(ApiError::bad_request(
+                "Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.",
+            ));
+        }
+        let (max_out, max_param) = match opt_i64(o, "max_completion_tokens") {
+            Some(v) => (Some(v), "max_completion_tokens"),
+            None => (opt_i64(o, "max_tokens"), "max_tokens"),
+        };
+        self.check_output_budget(max_out, max_param)?;
+
+        let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
+        let add_special = o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
+        let ids = self.encode(&text, add_special)?;
+        if ids.is_empty() {
+            return Err(ApiError::bad_request("No token_ids rendered"));
+        }
+        self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))?;
+
+        let has_reasoning = parser.is_some_and(|p| p.has_reasoning());
+        // `adjust_request`: parsers need special tokens in the output text.
+        // (Legacy reasoning parsers leave the request alone; hermes-style tool
+        // parsers keep special tokens when tools may be called.)
+        let adjusts = parser.is_some_and(|p| {
+            p.has_tool() && !ctx.tools.is_empty() && ctx.tool_choice != crate::parse::ToolChoice::None
+        });
+        let skip_special = if adjusts { false } else { opts.skip_special_tokens.unwrap_or(true) };
+        let max_tokens = self.max_tokens(max_out, ids.len());
+        let sampling = self.sampling(o, &opts, max_tokens, Api::Chat, skip_special);
+        let prompt_ids: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
+        let reasoning_ended = if !ctx.include_reasoning {
+            Some(true)
+        } else if has_reasoning {
+            parser.map(|p| p.build(&ctx).is_reasoning_end(&prompt_ids))
+        } else {
+            None
+        };
+        let kwargs = Value::Object(ctx.template_kwargs.clone());
+        let reasoning_parser_kwargs = has_reasoning.then(|| {
+            let mut m = Map::new();
+            m.insert("chat_template_kwargs".into(), kwargs.clone());
+            Value::Object(m)
+        });
+        let parse_context = self.parse_context(o, &ctx, tool_dicts, kwargs);
+        let base = header_request_id
+            .map(str::to_string)
+            .or_else(|| o.get("request_id").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_else(crate::ids::random_hex_id);
+        Ok(self.generate_request(
+            o,
+            format!("chatcmpl-{base}"),
+            ids,
+            &sampling,
+            reasoning_ended,
+            reasoning_parser_kwargs,
+            Some(parse_context),
+        ))
+    }
+
+    fn parse_context(&self, o: &Obj, ctx: &ChatContext, tools: Option<Vec<Value>>, kwargs: Value) -> Value {
+        let mut m = Map::new();
+        m.insert("tools".into(), tools.map_or(Value::Null, Value::Array));
+        let tool_choice = match o.get("tool_choice") {
+            Some(v) => v.clone(),
+            None if !ctx.tools.is_empty() => Value::String("auto".into()),
+            None => Value::String("none".into()),
+        };
+        m.insert("tool_choice".into(), tool_choice);
+        m.insert("parallel_tool_calls".into(), o.get("parallel_tool_calls").cloned().unwrap_or(Value::Bool(true)));
+        m.insert("include_reasoning".into(), Value::Bool(ctx.include_reasoning));
+        m.insert("chat_template_kwargs".into(), kwargs);
+        m.insert("history_tool_call_cnt".into(), Value::from(history_tool_calls(o)));
+        Value::Object(m)
+    }
+
+    /// Render the conversation through the chat template.
+    fn apply_chat_template(&self, o: &Obj, ctx: &ChatContext, tools: Option<&[Value]>) -> Result<String, ApiError> {
+        let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
+        if let Some(k) = request_kwargs {
+            let bad: Vec<&String> = k.keys().filter(|k| *k == "chat_template" || *k == "tokenize").collect();
+            if !bad.is_empty() && !self.settings.trust_request_chat_template {
+                return Err(ApiError::bad_request(format!(
+                    "Found unexpected chat template kwargs from request: {bad:?}"
+                )));
+            }
+        }
+        let request_template = o.get("chat_template").and_then(Value::as_str);
+        let owned;
+        let template = match request_template {
+            Some(src) => {
+                owned = ChatTemplate::new(src).map_err(|e| ApiError::bad_request(e.to_string()))?;
+                &owned
+            }
+            None => self.template.as_ref().ok_or_else(|| {
+                ApiError::bad_request(
+                    "As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.",
+                )
+            })?,
+        };
+        let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        let conversation = messages::conversation(messages)?;
+        let mut vars = self.model.special_tokens_map.clone();
+        for (k, v) in &ctx.template_kwargs {
+            vars.insert(k.clone(), v.clone());
+        }
+        vars.insert("messages".into(), Value::Array(conversation.clone()));
+        vars.insert("tools".into(), tools.map_or(Value::Null, |t| Value::Array(t.to_vec())));
+        let mut text = template.render(&Value::Object(vars)).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        if ctx.kwarg_true("continue_final_message") {
+            let last = conversation.last().and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
+            let needle = last.trim();
+            match text.rfind(needle) {
+                Some(i) if !needle.is_empty() => text.truncate(i + needle.len()),
+                _ if needle.is_empty() => {}
+                _ => {
+                    return Err(ApiError::bad_request(
+                        "continue_final_message is set but the final message does not appear in the chat after applying the chat template! This can happen if the chat template deletes portions of the final message. Please verify the chat template and final message in your chat to ensure they are compatible.",
+                    ))
+                }
+            }
+        }
+        Ok(text)
+    }
+
+    fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>, ApiError> {
+        self.model
+            .tokenizer
+            .encode(text, add_special)
+            .map(|e| e.get_ids().to_vec())
+            .map_err(|e| ApiError::bad_request(format!("tokenization failed: {e}")))
+    }
+
+    /// `POST /v1/completions/render`: one `GenerateRequest` per prompt.
+    pub fn completion_render(&self, body: Option<&Value>, header_request_id: Option<&str>) -> Result<Value, ApiError> {
+        let o = body_object(body)?;
+        request_prechecks(o, Api::Completion)?;
+        let mut errs = Errors::default();
+        let root = Loc::root("body");
+        let prompts = prompt_field(o.get("prompt"), &root, &mut errs);
+        let opts = request_fields(o, Api::Completion, &root, &mut errs);
+        let Some(opts) = opts.filter(|_| errs.is_empty()) else { return Err(errs.into_api_error()) };
+        let prompts = prompts.unwrap_or_default();
+        if prompts.is_empty() {
+            return Err(ApiError::invalid_param(
+                "Either prompt or prompt_embeds must be provided and non-empty. (parameter=prompt)",
+                "prompt",
+            ));
+        }
+        self.check_model(o.get("model").and_then(Value::as_str))?;
+        if truthy(o, "use_beam_search") {
+            return Err(ApiError::bad_request("Beam search is not supported by the render endpoint"));
+        }
+        if o.get("suffix").is_some_and(|v| !v.is_null()) {
+            return Err(ApiError::bad_request("suffix is only supported for models with FIM completion rendering"));
+        }
+        let requested = match o.get("max_tokens") {
+            None | Some(Value::Null) => Some(16),
+            Some(_) => opt_i64(o, "max_tokens"),
+        };
+        self.check_output_budget(requested.filter(|&v| v != 0), "max_tokens")?;
+        let add_special = o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(true);
+        let base = header_request_id
+            .map(str::to_string)
+            .or_else(|| o.get("request_id").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_else(crate::ids::random_hex_id);
+        let many = prompts.len() > 1;
+        let mut out = Vec::with_capacity(prompts.len());
+        for (i, prompt) in prompts.into_iter().enumerate() {
+            let ids: Vec<u32> = match prompt {
+                Prompt::Text(t) => {
+                    let ids = self.encode(&t, add_special)?;
+                    self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))?;
+                    ids
+                }
+                Prompt::Ids(ids) => {
+                    self.check_prompt_len(ids.len())?;
+                    ids.into_iter().map(|x| u32::try_from(x).unwrap_or(u32::MAX)).collect()
+                }
+            };
+            if ids.is_empty() {
+                return Err(ApiError::bad_request("No token_ids rendered"));
+            }
+            let max_tokens = self.max_tokens(requested, ids.len());
+            let skip_special = opts.skip_special_tokens.unwrap_or(true);
+            let sampling = self.sampling(o, &opts, max_tokens, Api::Completion, skip_special);
+            let id = if many { format!("cmpl-{base}-{i}") } else { format!("cmpl-{base}") };
+            out.push(self.generate_request(o, id, ids, &sampling, None, None, None));
+        }
+        Ok(Value::Array(out))
+    }
+}
+
+/// `count_history_tool_calls`: tool calls in earlier assistant messages.
+fn history_tool_calls(o: &Obj) -> i64 {
+    o.get("messages")
+        .and_then(Value::as_array)
+        .map(|ms| {
+            ms.iter()
+                .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+                .map(|m| m.get("tool_calls").and_then(Value::as_array).map_or(0, Vec::len) as i64)
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// `structured_outputs` overlaid by `response_format`.
+fn structured_outputs(o: &Obj) -> Option<Value> {
+    let mut so = o.get("structured_outputs").and_then(Value::as_object).cloned();
+    if let Some(rf) = o.get("response_format").and_then(Value::as_object) {
+        let entry = match rf.get("type").and_then(Value::as_str) {
+            Some("json_object") => Some(("json_object", Value::Bool(true))),
+            Some("json_schema") => rf
+                .get("json_schema")
+                .and_then(|j| j.get("schema").or_else(|| j.get("json_schema")))
+                .map(|s| ("json", s.clone())),
+            _ => None,
+        };
+        if let Some((k, v)) = entry {
+            so.get_or_insert_with(Map::new).insert(k.into(), v);
+        }
+    }
+    so.map(Value::Object)
+}
+
+enum Prompt {
+    Text(String),
+    Ids(Vec<i64>),
+}
+
+/// `prompt: list[int] | list[list[int]] | str | list[str] | None`, with
+/// pydantic's errors for every union member when nothing fits.
+fn prompt_field(v: Option<&Value>, root: &Loc, errs: &mut Errors) -> Option<Vec<Prompt>> {
+    let loc = root.field("prompt");
+    let v = match v {
+        None | Some(Value::Null) => return Some(Vec::new()),
+        Some(v) => v,
+    };
+    match v {
+        Value::String(s) if s.is_empty() => return Some(Vec::new()),
+        Value::String(s) => return Some(vec![Prompt::Text(s.clone())]),
+        Value::Array(items) if items.is_empty() => return Some(Vec::new()),
+        Value::Array(items) => {
+            if items.iter().all(|x| x.as_i64().is_some_and(|i| i >= 0)) {
+                return Some(vec![Prompt::Ids(items.iter().filter_map(Value::as_i64).collect())]);
+            }
+            if items.iter().all(|x| x.as_array().is_some_and(|a| a.iter().all(|i| i.as_i64().is_some_and(|i| i >= 0))))
+            {
+                return Some(
+                    items
+                        .iter()
+                        .map(|x| {
+                            Prompt::Ids(
+                                x.as_array().map(|a| a.iter().filter_map(Value::as_i64).collect()).unwrap_or_default(),
+                            )
+                        })
+                        .collect(),
+                );
+            }
+            if items.iter().all(Value::is_string) {
+                return Some(items.iter().filter_map(|x| x.as_str().map(|s| Prompt::Text(s.to_string()))).collect());
+            }
+        }
+        _ => {}
+    }
+    // Nothing fits: pydantic reports each member of the union in order.
+    let mut scratch = Errors::default();
+    read::int_list(v, Some(0), &loc, &mut scratch);
+    if let Some(items) = v.as_array() {
+        for (i, item) in items.iter().enumerate() {
+            read::int_list(item, Some(0), &loc.index(i), &mut scratch);
+        }
+    } else {
+        read::list(v, &loc, &mut scratch);
+    }
+    read::string(v, &loc, &mut scratch);
+    if let Some(items) = v.as_array() {
+        for (i, item) in items.iter().enumerate() {
+            read::string(item, &loc.index(i), &mut scratch);
+        }
+    } else {
+        read::list(v, &loc, &mut scratch);
+    }
+    errs.list.extend(scratch.list);
+    None
+}

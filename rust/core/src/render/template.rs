@@ -1,0 +1,168 @@
+//! Chat templates as Hugging Face `apply_chat_template` runs them: Jinja with
+//! `trim_blocks`/`lstrip_blocks`, loop controls, Python string methods,
+//! `tojson` as `json.dumps`, `raise_exception` and `strftime_now`, in a
+//! sandbox with a fuel limit.
+
+use minijinja::value::{Kwargs, Value as JValue};
+use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
+
+use crate::parse::pyjson::{dumps_with, DumpOptions};
+
+/// Instructions a template may execute before it is stopped (a runaway or
+/// hostile template cannot pin a core).
+const FUEL: u64 = 50_000_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    /// The template raised (`raise_exception`) or failed while rendering.
+    #[error("{0}")]
+    Render(String),
+    /// The template does not compile.
+    #[error("invalid chat template: {0}")]
+    Syntax(String),
+}
+
+/// A compiled chat template.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+}
+
+fn raise_exception(message: String) -> Result<JValue, Error> {
+    Err(Error::new(ErrorKind::InvalidOperation, message))
+}
+
+fn strftime_now(format: String) -> String {
+    // Only the formats templates use for dates; local time is UTC here.
+    let secs =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);
+    let days = secs.div_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let month = MONTHS[(m - 1) as usize];
+    format
+        .replace("%Y", &y.to_string())
+        .replace("%m", &format!("{m:02}"))
+        .replace("%d", &format!("{d:02}"))
+        .replace("%B", month)
+        .replace("%b", &month[..3])
+}
+
+/// Days since 1970-01-01 → (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// `tojson` as transformers defines it: `json.dumps(x, ensure_ascii=False,
+/// indent=None, separators=None, sort_keys=False)`.
+fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, Error> {
+    let json: serde_json::Value =
+        serde_json::to_value(&value).map_err(|e| Error::new(ErrorKind::InvalidOperation, e.to_string()))?;
+    let indent: Option<JValue> = kwargs.get("indent")?;
+    let separators: Option<Vec<String>> = kwargs.get("separators")?;
+    let sort_keys: Option<bool> = kwargs.get("sort_keys")?;
+    let ensure_ascii: Option<bool> = kwargs.get("ensure_ascii")?;
+    kwargs.assert_all_used()?;
+    let indent = match indent {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => match v.as_i64() {
+            Some(n) => Some(" ".repeat(n.max(0) as usize)),
+            None => Some(v.as_str().unwrap_or("").to_string()),
+        },
+    };
+    let separators = separators.and_then(|s| (s.len() == 2).then(|| (s[0].clone(), s[1].clone())));
+    let opts = DumpOptions {
+        indent,
+        separators,
+        sort_keys: sort_keys.unwrap_or(false),
+        ensure_ascii: ensure_ascii.unwrap_or(false),
+    };
+    Ok(JValue::from_safe_string(dumps_with(&json, &opts)))
+}
+
+impl ChatTemplate {
+    pub fn new(source: &str) -> Result<ChatTemplate, TemplateError> {
+        let mut env = Environment::new();
+        let syntax = minijinja::syntax::SyntaxConfig::builder()
+            .trim_blocks(true)
+            .lstrip_blocks(true)
+            .keep_trailing_newline(false)
+            .build()
+            .map_err(|e| TemplateError::Syntax(e.to_string()))?;
+        env.set_syntax(syntax);
+        env.set_undefined_behavior(UndefinedBehavior::Lenient);
+        env.set_fuel(Some(FUEL));
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_filter("tojson", tojson);
+        env.add_function("raise_exception", raise_exception);
+        env.add_function("strftime_now", strftime_now);
+        env.add_template_owned("chat", source.to_string()).map_err(|e| TemplateError::Syntax(e.to_string()))?;
+        Ok(ChatTemplate { env })
+    }
+
+    /// Render with the given variables (a JSON object).
+    pub fn render(&self, vars: &serde_json::Value) -> Result<String, TemplateError> {
+        let template = self.env.get_template("chat").map_err(|e| TemplateError::Syntax(e.to_string()))?;
+        template.render(JValue::from(minijinja::value::Serde(vars))).map_err(|e| {
+            // `raise_exception` messages are the template author's words.
+            let detail = e.detail().map(str::to_string).unwrap_or_else(|| e.to_string());
+            TemplateError::Render(detail)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn python_string_methods_and_tojson() {
+        let t = ChatTemplate::new("{{ s.split('</think>')[0].rstrip('\\n') }}|{{ d | tojson }}|{{ '  x '.strip() }}")
+            .unwrap();
+        let out = t.render(&json!({"s": "a\n</think>b", "d": {"k": [1, "é"]}})).unwrap();
+        assert_eq!(out, "a|{\"k\": [1, \"é\"]}|x");
+    }
+
+    #[test]
+    fn raise_exception_is_an_error_with_the_message() {
+        let t = ChatTemplate::new("{{ raise_exception('bad role') }}").unwrap();
+        match t.render(&json!({})) {
+            Err(TemplateError::Render(m)) => assert_eq!(m, "bad role"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn blocks_are_trimmed_like_hf() {
+        let t = ChatTemplate::new("{%- for m in ms %}\n  {{- m }}\n{%- endfor %}\n").unwrap();
+        assert_eq!(t.render(&json!({"ms": [1, 2]})).unwrap(), "12");
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_512), (2026, 2, 28));
+    }
+}

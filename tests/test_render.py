@@ -1,0 +1,101 @@
+"""Render: requests in, vLLM's GenerateRequest out."""
+
+from __future__ import annotations
+
+import json
+
+from derender import DEFAULT_MODEL_DIR, Derenderer
+
+CHAT = "/v1/chat/completions/render"
+CMPL = "/v1/completions/render"
+
+
+def post(core: Derenderer, path: str, body: dict, request_id: str | None = None):
+    status, out = core.handle(path, json.dumps(body).encode(), "application/json", request_id)
+    return status, json.loads(out)
+
+
+def test_chat_render_applies_the_qwen3_template(core):
+    status, out = post(core, CHAT, {"messages": [{"role": "user", "content": "hi"}]})
+    assert status == 200
+    assert out["token_ids"] == core.encode(
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    )
+    assert out["request_id"].startswith("chatcmpl-")
+    sp = out["sampling_params"]
+    assert sp["temperature"] == 0.6 and sp["top_k"] == 20  # from generation_config.json
+    assert sp["max_tokens"] == 40960 - len(out["token_ids"])
+    assert out["parse_context"]["chat_template_kwargs"] == {
+        "cohere_format": "cmd4",
+        "add_generation_prompt": True,
+        "continue_final_message": False,
+    }
+
+
+def test_request_id_header_wins(core):
+    body = {"messages": [{"role": "user", "content": "hi"}], "request_id": "mine"}
+    assert post(core, CHAT, body)[1]["request_id"] == "chatcmpl-mine"
+    assert post(core, CHAT, body, request_id="hdr")[1]["request_id"] == "chatcmpl-hdr"
+
+
+def test_thinking_off_prefills_an_empty_think_block(core):
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    ids = post(core, CHAT, body)[1]["token_ids"]
+    assert ids[-4:] == core.encode("<think>\n\n</think>\n\n")[-4:]
+
+
+def test_completion_render_splits_prompts(core):
+    status, out = post(core, CMPL, {"prompt": ["A", "B"], "request_id": "r"})
+    assert status == 200
+    assert [g["request_id"] for g in out] == ["cmpl-r-0", "cmpl-r-1"]
+    assert "max_tokens" not in out[0]["sampling_params"]  # 16, the default object
+    assert out[0]["parse_context"] is None
+
+
+def test_prompt_too_long_names_input_tokens(core):
+    status, out = post(core, CMPL, {"prompt": [1] * 40961})
+    assert status == 400
+    assert out["error"]["param"] == "input_tokens"
+
+
+def test_untrusted_request_template_is_refused(core):
+    body = {"messages": [{"role": "user", "content": "hi"}], "chat_template": "{{ 1 }}"}
+    status, out = post(core, CHAT, body)
+    assert status == 400
+    assert "--trust-request-chat-template" in out["error"]["message"]
+
+
+def test_template_errors_are_400_with_the_template_message():
+    core = Derenderer(
+        str(DEFAULT_MODEL_DIR),
+        served_model_names=["qwen3"],
+        trust_request_chat_template=True,
+    )
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "chat_template": "{{ raise_exception('only system and user roles') }}",
+    }
+    status, out = post(core, CHAT, body)
+    assert status == 400
+    assert out["error"]["message"] == "only system and user roles"
+    body["chat_template"] = "{% for %}"
+    status, out = post(core, CHAT, body)
+    assert status == 400
+    assert "invalid chat template" in out["error"]["message"]
+
+
+def test_runaway_templates_are_stopped(core):
+    trusted = Derenderer(
+        str(DEFAULT_MODEL_DIR), served_model_names=["q"], trust_request_chat_template=True
+    )
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "chat_template": (
+            "{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
+        ),
+    }
+    status, out = post(trusted, CHAT, body)
+    assert status == 400
