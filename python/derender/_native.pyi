@@ -31,6 +31,10 @@ class Derenderer:
         """Answer one request on a native route: (HTTP status, JSON body)."""
     def encode(self, text: str) -> list[int]:
         """Token ids of `text`, without special tokens."""
+    def decode(self, ids: list[int]) -> str:
+        """`tokenizer.decode(ids)`, special tokens kept."""
+    @property
+    def eos_token_id(self) -> int | None: ...
     @property
     def model_path(self) -> str: ...
     @property

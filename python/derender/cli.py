@@ -66,7 +66,40 @@ def build_parser() -> argparse.ArgumentParser:
         serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
     for flag in _IGNORED_SWITCHES:
         serve.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
+
+    engine = sub.add_parser(
+        "engine", help="a token-in/token-out engine simulator (/inference/v1/generate)"
+    )
+    engine.add_argument(
+        "model", nargs="?", default=None, help="model directory or id (default: bundled Qwen3)"
+    )
+    engine.add_argument("--host", default="127.0.0.1")
+    engine.add_argument("--port", type=int, default=8200)
+    engine.add_argument(
+        "--scenarios", default=None, help="JSON Lines of {match, output} (see docs)"
+    )
+    engine.add_argument(
+        "--delay-ms", type=float, default=0.0, help="pause after each streamed event"
+    )
+    engine.add_argument("--tokens-per-event", type=int, default=1, help="tokens per SSE event")
+    engine.add_argument("--log-level", default="warning")
     return parser
+
+
+def run_engine(args: argparse.Namespace) -> None:
+    import uvicorn
+
+    from derender._native import Derenderer
+    from derender.engine import Scenarios, create_engine_app
+
+    model = args.model or str(DEFAULT_MODEL_DIR)
+    try:
+        core = Derenderer(model)
+        scenarios = Scenarios.from_file(args.scenarios) if args.scenarios else Scenarios()
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"error: cannot start: {exc}") from None
+    app = create_engine_app(core, scenarios, args.delay_ms, args.tokens_per_event)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
 
 
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
@@ -161,6 +194,8 @@ def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         serve(args)
+    elif args.command == "engine":
+        run_engine(args)
 
 
 if __name__ == "__main__":

@@ -109,6 +109,17 @@ impl Derenderer {
             .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
+    /// `tokenizer.decode(ids)` with special tokens kept; unknown ids are skipped.
+    fn decode(&self, py: Python<'_>, ids: Vec<i64>) -> String {
+        py.detach(|| self.inner.model.decode(&ids))
+    }
+
+    /// The tokenizer's EOS id, if it has one.
+    #[getter]
+    fn eos_token_id(&self) -> Option<i64> {
+        self.inner.model.eos_token_id
+    }
+
     /// The resolved model directory.
     #[getter]
     fn model_path(&self) -> String {
