@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from derender import DEFAULT_MODEL_DIR
 from derender.app import create_app
 from derender.config import ServerConfig
 
@@ -123,7 +124,7 @@ def test_metrics_count_requests(client):
 def test_serve_answers_health_and_derender_over_loopback(server_factory):
     import httpx
 
-    s = server_factory(["--served-model-name", "qwen3"])
+    s = server_factory([str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3"])
     assert httpx.get(s.url + "/health").status_code == 200
     r = httpx.post(s.url + CHAT, json=chat_body())
     assert r.status_code == 200
@@ -133,7 +134,7 @@ def test_serve_answers_health_and_derender_over_loopback(server_factory):
 def test_two_workers_serve_keep_alive_calls(server_factory):
     import httpx
 
-    s = server_factory(["--served-model-name", "qwen3", "--workers", "2"])
+    s = server_factory([str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3", "--workers", "2"])
     with httpx.Client(base_url=s.url) as c:
         for _ in range(5):
             r = c.post(CHAT, json=chat_body())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import re
 import subprocess
 import sys
@@ -61,11 +62,50 @@ def test_batch_and_streaming_round_trips(server_factory, engine_url):
     batch, streaming = readme_round_trips()
     batch_out = run_example(batch, render, engine_url)
     stream_out = run_example(streaming, render, engine_url)
-    # The simulated model answers deterministically; both paths print it.
-    assert "</think>" in batch_out and len(batch_out.strip()) > 20
+    # The default serve splits the simulated model's <think> block off into
+    # `reasoning`; the content is the answer, the same on both paths.
+    assert "<think>" not in batch_out and len(batch_out.strip()) > 20
     text, usage = stream_out.rstrip("\n").rsplit("\n", 1)
     assert text.strip() == batch_out.strip()
     assert "'completion_tokens'" in usage
+
+
+def test_default_serve_parses_tool_calls(server_factory, engine_url):
+    """`derender serve` with no model: Qwen3 + hermes + auto tool choice."""
+    render = server_factory([]).url
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"city": {"type": "string"}},
+                    "required": ["city"],
+                },
+            },
+        }
+    ]
+    chat_request = {
+        "model": "Qwen/Qwen3-0.6B",
+        "messages": [{"role": "user", "content": "Weather in Paris?"}],
+        "tools": tools,
+    }
+    with httpx.Client(timeout=30) as c:
+        gen_req = c.post(f"{render}/v1/chat/completions/render", json=chat_request).json()
+        gen = c.post(f"{engine_url}/inference/v1/generate", json=gen_req).json()
+        body = {
+            "generate_response": gen,
+            "chat_request": chat_request,
+            "prompt_tokens": len(gen_req["token_ids"]),
+        }
+        out = c.post(f"{render}/v1/chat/completions/derender", json=body).json()
+    choice = out["choices"][0]
+    assert choice["finish_reason"] == "tool_calls"
+    call = choice["message"]["tool_calls"][0]["function"]
+    assert call["name"] == "get_weather"
+    assert json.loads(call["arguments"]) == {"city": "Paris"}
+    assert choice["message"]["reasoning"] == "\nI should call a tool for this.\n"
 
 
 def test_round_trip_with_tools(server_factory, engine_url):

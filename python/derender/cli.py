@@ -113,7 +113,11 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         )
     model = args.model_flag or args.model
     if model is None:
+        # The bundled Qwen3 model comes with its family's parsers.
         model, default_names = str(DEFAULT_MODEL_DIR), [DEFAULT_MODEL_NAME]
+        if not (args.reasoning_parser or args.tool_call_parser):
+            args.reasoning_parser, args.tool_call_parser = "qwen3", "hermes"
+            args.enable_auto_tool_choice = True
     else:
         default_names = [model]
     api_keys = args.api_key or (

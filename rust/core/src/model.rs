@@ -194,6 +194,16 @@ impl Model {
         usize::try_from(id).ok().and_then(|i| self.pieces.get(i)).and_then(|p| p.as_deref())
     }
 
+    /// `(id, text)` of every special token (`all_special_ids`).
+    pub fn special_tokens(&self) -> Vec<(i64, String)> {
+        self.special
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s)
+            .filter_map(|(i, _)| self.pieces.get(i).cloned().flatten().map(|p| (i as i64, p)))
+            .collect()
+    }
+
     pub fn is_special(&self, id: i64) -> bool {
         usize::try_from(id).ok().and_then(|i| self.special.get(i)).copied().unwrap_or(false)
     }

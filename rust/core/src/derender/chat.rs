@@ -64,7 +64,8 @@ impl Derenderer {
             );
             let (message, finish_reason) = match &parsing {
                 Some((spec, ctx)) => {
-                    let fields = spec.build(ctx).parse_message(&text, ctx);
+                    let fields =
+                        spec.build(ctx, &self.model).parse_message(&text, ctx, gen.prompt_token_ids.as_deref());
                     let made = !fields.tool_calls.is_empty();
                     let fr = crate::parse::resolve_finish_reason(choice.finish_reason.as_deref(), ctx, made);
                     (ChatMessage::assistant(fields.content, fields.reasoning, fields.tool_calls), fr)

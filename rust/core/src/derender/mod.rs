@@ -41,7 +41,7 @@ pub struct Settings {
 
 /// The render/derender core for one model.
 pub struct Derenderer {
-    pub model: Model,
+    pub model: std::sync::Arc<Model>,
     pub settings: Settings,
     /// The compiled chat template (`None` when the model has none).
     pub(crate) template: Option<crate::render::ChatTemplate>,
@@ -62,7 +62,7 @@ impl Derenderer {
     pub fn new(model: Model, settings: Settings) -> Result<Self, crate::render::TemplateError> {
         let source = settings.chat_template.as_deref().or(model.chat_template.as_deref());
         let template = source.map(crate::render::ChatTemplate::new).transpose()?;
-        Ok(Derenderer { model, settings, template })
+        Ok(Derenderer { model: std::sync::Arc::new(model), settings, template })
     }
 
     /// `_check_model`: a named model must be one we serve.

@@ -20,7 +20,7 @@ impl Derenderer {
     ) -> Result<(ChatChunk, StreamState), LogprobError> {
         let mut state = req.stream_state.clone().unwrap_or_default();
         let prompt = req.prompt_token_ids.as_deref();
-        let mut processor = ChatStreamProcessor::new(spec.build(ctx), ctx);
+        let mut processor = ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx);
         let mut window = Window::seed(&self.model, prompt, false);
 
         // Replay the history to rebuild the parser; its output was sent before.

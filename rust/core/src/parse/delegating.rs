@@ -65,7 +65,10 @@ impl DelegatingParser {
     }
 
     /// Batch: `Parser.parse` then `assemble_chat_message_fields`.
-    pub fn parse_message(&self, text: &str, ctx: &ChatContext) -> MessageFields {
+    pub fn parse_message(&mut self, text: &str, ctx: &ChatContext, prompt_ids: Option<&[i64]>) -> MessageFields {
+        if let (Some(r), Some(p)) = (&mut self.reasoning, prompt_ids) {
+            r.set_prompt_token_ids(p);
+        }
         let (reasoning, content) = match &self.reasoning {
             Some(r) => r.extract_reasoning(text, ctx),
             None => (None, Some(text.to_string())),
@@ -144,6 +147,9 @@ impl DelegatingParser {
         if !self.prompt_reasoning_checked {
             if let Some(prompt) = prompt_ids {
                 self.prompt_reasoning_checked = true;
+                if let Some(r) = &mut self.reasoning {
+                    r.set_prompt_token_ids(prompt);
+                }
                 match &mut self.reasoning {
                     None => self.reasoning_ended = true,
                     Some(r) if r.is_reasoning_end(prompt) => self.reasoning_ended = true,
@@ -163,11 +169,19 @@ impl DelegatingParser {
                 let texts = Texts { previous: &self.previous_text, current: &current_text, delta: &delta_text };
                 let ids = Ids { previous: &self.previous_ids, current: &current_ids, delta: &delta_ids };
                 message = r.extract_reasoning_streaming(&texts, &ids);
-                if r.is_reasoning_end_streaming(&current_ids, &delta_ids) {
+                let transition = if r.engine_based() {
+                    r.engine_confirmed_end()
+                } else {
+                    r.is_reasoning_end_streaming(&current_ids, &delta_ids)
+                };
+                if transition {
                     self.reasoning_ended = true;
                     transitioned = true;
                     current_ids = r.extract_content_ids(&delta_ids);
-                    current_text = message.as_ref().and_then(|m| m.content.clone()).unwrap_or_default();
+                    // An engine holds back text after its end marker: flush it.
+                    let flushed = if r.engine_based() { r.finish_streaming() } else { None };
+                    current_text = message.as_ref().and_then(|m| m.content.clone()).unwrap_or_default()
+                        + flushed.as_ref().and_then(|f| f.content.as_deref()).unwrap_or("");
                     delta_text = current_text.clone();
                 }
             }
@@ -206,6 +220,20 @@ impl DelegatingParser {
                         f.arguments = Some(format!("{}{}", f.arguments.as_deref().unwrap_or(""), rest));
                     }
                 }
+            }
+        }
+        if finished && !self.reasoning_ended {
+            // `_flush_engine_parsers`: an engine still in reasoning flushes.
+            if let Some(flush) = self.reasoning.as_mut().filter(|r| r.engine_based()).and_then(|r| r.finish_streaming())
+            {
+                let m = message.get_or_insert_with(Delta::default);
+                if let Some(c) = flush.content {
+                    m.content = Some(m.content.take().unwrap_or_default() + &c);
+                }
+                if let Some(r) = flush.reasoning {
+                    m.reasoning = Some(m.reasoning.take().unwrap_or_default() + &r);
+                }
+                m.tool_calls.extend(flush.tool_calls);
             }
         }
         if !ctx.include_reasoning {

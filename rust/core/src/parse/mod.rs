@@ -4,8 +4,10 @@
 
 pub mod context;
 mod delegating;
+pub mod engine;
 mod hermes;
 pub mod pyjson;
+mod qwen3;
 mod registry;
 mod required;
 mod think;
@@ -62,6 +64,23 @@ pub trait ReasoningParser: Send {
     fn extract_reasoning_streaming(&mut self, texts: &Texts, ids: &Ids) -> Option<Delta>;
     fn adjust_initial_state_from_prompt(&mut self, prompt: &[i64]) {
         let _ = prompt;
+    }
+    /// `set_prompt_token_ids`: engine parsers learn whether the prompt
+    /// already closed reasoning.
+    fn set_prompt_token_ids(&mut self, prompt: &[i64]) {
+        let _ = prompt;
+    }
+    /// Engine-based parsers stream from the delta alone and report the end
+    /// of reasoning themselves.
+    fn engine_based(&self) -> bool {
+        false
+    }
+    fn engine_confirmed_end(&self) -> bool {
+        false
+    }
+    /// Flush text an engine still holds (`finish_streaming`).
+    fn finish_streaming(&mut self) -> Option<Delta> {
+        None
     }
 }
 

@@ -1,5 +1,6 @@
 //! Parser names (vLLM's CLI names and aliases) → parser instances.
 
+use super::engine::EngineReasoning;
 use super::hermes::HermesParser;
 use super::think::{DeepSeekV3Reasoning, ThinkParser};
 use super::{ChatContext, DelegatingParser, ReasoningParser, ToolParser};
@@ -9,6 +10,7 @@ use crate::model::Model;
 enum ReasoningFamily {
     DeepSeekR1,
     DeepSeekV3,
+    Qwen3,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +56,7 @@ impl ParserSpec {
             None => None,
             Some("deepseek_r1") | Some("step5") => Some(ReasoningFamily::DeepSeekR1),
             Some("deepseek_v3") => Some(ReasoningFamily::DeepSeekV3),
+            Some("qwen3") => Some(ReasoningFamily::Qwen3),
             Some(other) => return Err(ParserSpecError::UnknownReasoning(other.to_string())),
         };
         let tool = match (tool, enable_auto_tools) {
@@ -92,8 +95,34 @@ impl ParserSpec {
         self.tool.is_some()
     }
 
+    /// What the parser's `adjust_request` changes in a rendered request:
+    /// whether special tokens must be kept, and the `structured_outputs`
+    /// a forced tool choice gets.
+    pub fn render_adjustments(&self, ctx: &ChatContext) -> (bool, Option<serde_json::Value>) {
+        use super::ToolChoice;
+        let mut keep_special = matches!(self.reasoning, Some(ReasoningFamily::Qwen3));
+        let mut structured = None;
+        if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
+            keep_special = true;
+            let forced = match &ctx.tool_choice {
+                ToolChoice::Required => Some((None, !ctx.parallel_tool_calls)),
+                ToolChoice::Named(n) => Some((Some(n.as_str()), true)),
+                _ => None,
+            };
+            if let Some((only, stop_after_first)) = forced {
+                let tag = super::hermes::structural_tag(&ctx.tools, only, stop_after_first);
+                structured = Some(serde_json::json!({
+                    "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
+                    "disable_any_whitespace": false, "disable_additional_properties": false,
+                    "whitespace_pattern": null, "structural_tag": tag, "_backend": null, "_backend_was_auto": false
+                }));
+            }
+        }
+        (keep_special, structured)
+    }
+
     /// A fresh parser for one request (batch) or one streamed choice.
-    pub fn build(&self, ctx: &ChatContext) -> DelegatingParser {
+    pub fn build(&self, ctx: &ChatContext, model: &std::sync::Arc<Model>) -> DelegatingParser {
         let think = || {
             self.think_ids.map(|(s, e)| ThinkParser {
                 start: "<think>".into(),
@@ -108,6 +137,13 @@ impl ParserSpec {
             Some(ReasoningFamily::DeepSeekV3) => {
                 let on = ctx.kwarg_true("thinking") || ctx.kwarg_true("enable_thinking");
                 Some(Box::new(DeepSeekV3Reasoning { inner: if on { think() } else { None } }))
+            }
+            Some(ReasoningFamily::Qwen3) => {
+                // `enable_thinking` defaults to on; Python truthiness of the value.
+                let thinking = ctx.template_kwargs.get("enable_thinking").is_none_or(super::context::truthy);
+                let mut engine = EngineReasoning::new(super::qwen3::config(thinking), model.clone());
+                engine.passthrough_without_thinking = !thinking;
+                Some(Box::new(engine))
             }
         };
         let tool: Option<Box<dyn ToolParser>> = match self.tool {

@@ -281,19 +281,20 @@ impl Derenderer {
 
         let has_reasoning = parser.is_some_and(|p| p.has_reasoning());
         // `adjust_request`: parsers need special tokens in the output text.
-        // (Legacy reasoning parsers leave the request alone; hermes-style tool
-        // parsers keep special tokens when tools may be called.)
-        let adjusts = parser.is_some_and(|p| {
-            p.has_tool() && !ctx.tools.is_empty() && ctx.tool_choice != crate::parse::ToolChoice::None
-        });
-        let skip_special = if adjusts { false } else { opts.skip_special_tokens.unwrap_or(true) };
+        // The parser's `adjust_request`: keep special tokens for its markers,
+        // constrain forced tool choices.
+        let (keep_special, structured) = parser.map(|p| p.render_adjustments(&ctx)).unwrap_or((false, None));
+        let skip_special = if keep_special { false } else { opts.skip_special_tokens.unwrap_or(true) };
         let max_tokens = self.max_tokens(max_out, ids.len());
-        let sampling = self.sampling(o, &opts, max_tokens, Api::Chat, skip_special);
+        let mut sampling = self.sampling(o, &opts, max_tokens, Api::Chat, skip_special);
+        if structured.is_some() {
+            sampling.structured_outputs = structured;
+        }
         let prompt_ids: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
         let reasoning_ended = if !ctx.include_reasoning {
             Some(true)
         } else if has_reasoning {
-            parser.map(|p| p.build(&ctx).is_reasoning_end(&prompt_ids))
+            parser.map(|p| p.build(&ctx, &self.model).is_reasoning_end(&prompt_ids))
         } else {
             None
         };

@@ -1,0 +1,100 @@
+//! vLLM 0.33's declarative parser engine (`vllm/parser/engine/`): a format
+//! is data (terminals, which of them are single tokens, a transition table
+//! over a few states, what text means in each state) and one engine runs
+//! them all. Ported to Rust; the families live in `parse::families`.
+
+mod lexer;
+mod reasoning;
+mod scanner;
+mod streaming;
+
+pub use reasoning::EngineReasoning;
+pub use streaming::StreamingEngine;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    Content,
+    Reasoning,
+    MessageHeader,
+    ToolPreamble,
+    ToolName,
+    ToolArgs,
+    ToolBetween,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    TextChunk,
+    ReasoningStart,
+    ReasoningChunk,
+    ReasoningEnd,
+    ToolCallStart,
+    ToolName,
+    ArgValueChunk,
+    ToolCallEnd,
+}
+
+/// A semantic event of the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub kind: EventType,
+    pub value: String,
+    pub tool_index: i64,
+    pub token_count: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Transition {
+    pub next: State,
+    pub events: &'static [EventType],
+    pub skip_in_token_id_mode: bool,
+}
+
+/// `ParserEngineConfig`: one model format, as data.
+#[derive(Debug)]
+pub struct EngineConfig {
+    pub name: &'static str,
+    /// Terminal name → its literal spellings.
+    pub terminals: Vec<(&'static str, Vec<&'static str>)>,
+    /// Terminals matched by token id: name → token text.
+    pub token_id_terminals: Vec<(&'static str, &'static str)>,
+    pub transitions: Vec<((State, &'static str), Transition)>,
+    /// What text means in each state (`None` = dropped).
+    pub content_events: Vec<(State, EventType)>,
+    pub initial_state: State,
+    pub wait_for_reasoning: Option<bool>,
+    pub tool_args_json: bool,
+    pub tool_call_body_array: bool,
+    pub preserve_tokens: Vec<&'static str>,
+    pub turn_boundary_tokens: Vec<&'static str>,
+    pub strip_trailing_reasoning_whitespace: bool,
+}
+
+impl EngineConfig {
+    pub fn transition(&self, state: State, terminal: &str) -> Option<&Transition> {
+        self.transitions.iter().find(|((s, t), _)| *s == state && *t == terminal).map(|(_, tr)| tr)
+    }
+
+    pub fn content_event(&self, state: State) -> Option<EventType> {
+        self.content_events.iter().find(|(s, _)| *s == state).map(|(_, e)| *e)
+    }
+
+    pub fn token_id_terminal(&self, name: &str) -> Option<&'static str> {
+        self.token_id_terminals.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+    }
+
+    /// The default `content_events` of vLLM's config.
+    pub fn default_content_events() -> Vec<(State, EventType)> {
+        vec![
+            (State::Content, EventType::TextChunk),
+            (State::Reasoning, EventType::ReasoningChunk),
+            (State::ToolName, EventType::ToolName),
+            (State::ToolArgs, EventType::ArgValueChunk),
+        ]
+    }
+}
+
+/// Shorthand for a transition.
+pub fn tr(next: State, events: &'static [EventType]) -> Transition {
+    Transition { next, events, skip_in_token_id_mode: false }
+}

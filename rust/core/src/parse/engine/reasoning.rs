@@ -1,0 +1,266 @@
+//! `ParserEngineReasoningAdapter`: an engine used as a reasoning parser
+//! (tool markup passes through as text, for the tool parser to see).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use super::{EngineConfig, Event, EventType, State, StreamingEngine};
+use crate::model::Model;
+use crate::parse::{ChatContext, Ids, ReasoningParser, Texts};
+use crate::wire::response::Delta;
+
+pub struct EngineReasoning {
+    /// Batch returns the text untouched when the format's thinking is off
+    /// (`Qwen3Parser.extract_reasoning`).
+    pub passthrough_without_thinking: bool,
+    config: &'static EngineConfig,
+    model: Arc<Model>,
+    engine: StreamingEngine,
+    has_reasoning: bool,
+    reasoning_ended: bool,
+    prompt_closes_reasoning: bool,
+    streaming_initialized: bool,
+    deferred_content: String,
+    deferred_reasoning: String,
+    content_has_nonws: bool,
+    start_id: Option<i64>,
+    end_id: Option<i64>,
+    boundary_ids: HashSet<i64>,
+    end_ids: HashSet<i64>,
+}
+
+impl EngineReasoning {
+    pub fn new(config: &'static EngineConfig, model: Arc<Model>) -> EngineReasoning {
+        let id = |t: &str| model.tokenizer.token_to_id(t).map(i64::from);
+        let mut engine = StreamingEngine::new(config, &model);
+        engine.skip_tool_parsing = true;
+        let has_reasoning = config.token_id_terminal("THINK_END").is_some()
+            || config.terminals.iter().any(|(n, _)| *n == "THINK_START" || *n == "THINK_END")
+            || config.initial_state == State::Reasoning;
+        let start_id = config.token_id_terminal("THINK_START").and_then(id);
+        let end_id = config.token_id_terminal("THINK_END").and_then(id);
+        let boundary_ids = config.turn_boundary_tokens.iter().filter_map(|t| id(t)).collect();
+        let end_ids = derive_end_ids(config, &model);
+        EngineReasoning {
+            passthrough_without_thinking: false,
+            config,
+            model,
+            engine,
+            has_reasoning,
+            reasoning_ended: !has_reasoning,
+            prompt_closes_reasoning: false,
+            streaming_initialized: false,
+            deferred_content: String::new(),
+            deferred_reasoning: String::new(),
+            content_has_nonws: false,
+            start_id,
+            end_id,
+            boundary_ids,
+            end_ids,
+        }
+    }
+
+    fn wait_for_reasoning(&self) -> bool {
+        self.config.wait_for_reasoning.unwrap_or(self.config.initial_state == State::Reasoning)
+    }
+
+    fn reset(&mut self, initial: Option<State>) {
+        let prompt_closed = initial.is_none() && self.prompt_closes_reasoning;
+        self.engine.reset(if prompt_closed { Some(State::Content) } else { initial });
+        self.reasoning_ended = !self.has_reasoning || prompt_closed;
+        self.deferred_content.clear();
+        self.deferred_reasoning.clear();
+        self.content_has_nonws = false;
+    }
+
+    fn initialize_streaming(&mut self) {
+        if !self.streaming_initialized {
+            self.streaming_initialized = true;
+            self.reset(None);
+        }
+    }
+
+    /// `_events_to_delta` for reasoning and text events.
+    fn events_to_delta(&mut self, events: Vec<Event>, finished: bool) -> Option<Delta> {
+        if events.is_empty() && self.deferred_content.is_empty() {
+            return None;
+        }
+        let mut content_parts: Vec<String> = Vec::new();
+        let mut reasoning = String::new();
+        for e in events {
+            match e.kind {
+                EventType::TextChunk => content_parts.push(e.value),
+                EventType::ReasoningChunk => reasoning.push_str(&e.value),
+                EventType::ReasoningEnd => self.reasoning_ended = true,
+                _ => {}
+            }
+        }
+        if !self.deferred_content.is_empty() {
+            content_parts.insert(0, std::mem::take(&mut self.deferred_content));
+        }
+        let mut content: String = content_parts.concat();
+        if !self.content_has_nonws && !content.is_empty() {
+            if !content.trim().is_empty() {
+                self.content_has_nonws = true;
+            } else if !finished {
+                // Whitespace before any real content waits for what follows.
+                self.deferred_content = std::mem::take(&mut content);
+            }
+        }
+        let content = (!content.is_empty()).then_some(content);
+        let reasoning = (!reasoning.is_empty()).then_some(reasoning);
+        if content.is_none() && reasoning.is_none() {
+            return None;
+        }
+        Some(Delta { content, reasoning, ..Default::default() })
+    }
+
+    fn strip_trailing_reasoning(&mut self, delta: Option<Delta>) -> Option<Delta> {
+        if !self.config.strip_trailing_reasoning_whitespace {
+            return delta;
+        }
+        match delta {
+            Some(mut d) if d.reasoning.is_some() => {
+                let combined = format!("{}{}", self.deferred_reasoning, d.reasoning.take().unwrap_or_default());
+                let trimmed = combined.trim_end();
+                self.deferred_reasoning = combined[trimmed.len()..].to_string();
+                d.reasoning = (!trimmed.is_empty()).then(|| trimmed.to_string());
+                if d.reasoning.is_none() && d.content.is_none() && d.tool_calls.is_empty() {
+                    return None;
+                }
+                Some(d)
+            }
+            other => {
+                if !self.deferred_reasoning.is_empty() && self.reasoning_ended {
+                    self.deferred_reasoning.clear();
+                }
+                other
+            }
+        }
+    }
+}
+
+/// `_derive_reasoning_end_token_ids`: the single tokens that end reasoning.
+fn derive_end_ids(config: &EngineConfig, model: &Model) -> HashSet<i64> {
+    let mut ends: Vec<(&str, State)> = Vec::new();
+    for ((state, terminal), t) in &config.transitions {
+        if *state != State::Reasoning {
+            continue;
+        }
+        if t.events.contains(&EventType::ReasoningEnd) {
+            if !ends.iter().any(|(n, _)| n == terminal) {
+                ends.push((terminal, t.next));
+            }
+        } else if t.next != State::Reasoning {
+            return HashSet::new();
+        }
+    }
+    let mut ids = HashSet::new();
+    for (terminal, next) in ends {
+        match config.token_id_terminal(terminal).and_then(|t| model.tokenizer.token_to_id(t)) {
+            Some(id) => {
+                ids.insert(i64::from(id));
+            }
+            None if next == State::Content => return HashSet::new(),
+            None => {}
+        }
+    }
+    ids
+}
+
+impl ReasoningParser for EngineReasoning {
+    fn extract_reasoning(&self, text: &str, _ctx: &ChatContext) -> (Option<String>, Option<String>) {
+        if self.passthrough_without_thinking {
+            return (None, Some(text.to_string()));
+        }
+        // Batch runs a fresh engine over the whole text.
+        let mut fresh = EngineReasoning::new(self.config, self.model.clone());
+        fresh.prompt_closes_reasoning = self.prompt_closes_reasoning;
+        fresh.reset(None);
+        let model = fresh.model.clone();
+        let mut events = fresh.engine.feed(&model, text, &[]);
+        events.extend(fresh.engine.finish());
+        let (mut reasoning, mut content) = (String::new(), String::new());
+        for e in events {
+            match e.kind {
+                EventType::ReasoningChunk => reasoning.push_str(&e.value),
+                EventType::TextChunk => content.push_str(&e.value),
+                _ => {}
+            }
+        }
+        if self.config.strip_trailing_reasoning_whitespace {
+            reasoning = reasoning.trim_end().to_string();
+        }
+        ((!reasoning.is_empty()).then_some(reasoning), (!content.is_empty()).then_some(content))
+    }
+
+    fn is_reasoning_end(&self, ids: &[i64]) -> bool {
+        let start_opens = self
+            .config
+            .transition(self.config.initial_state, "THINK_START")
+            .is_some_and(|t| t.next == State::Reasoning);
+        for id in ids.iter().rev() {
+            if self.end_ids.contains(id) {
+                return true;
+            }
+            if Some(*id) == self.start_id {
+                if start_opens {
+                    return false;
+                }
+                break;
+            }
+            if self.boundary_ids.contains(id) {
+                break;
+            }
+        }
+        !self.wait_for_reasoning()
+    }
+
+    fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64> {
+        if !self.wait_for_reasoning() {
+            return ids.to_vec();
+        }
+        if let Some(end) = self.end_id {
+            if let Some(i) = ids.iter().rposition(|&x| x == end) {
+                return ids[i + 1..].to_vec();
+            }
+        }
+        if !self.end_ids.is_empty() {
+            let start = ids.iter().rposition(|x| self.boundary_ids.contains(x)).map_or(0, |i| i + 1);
+            if let Some(i) = ids[start..].iter().position(|x| self.end_ids.contains(x)) {
+                return ids[start + i..].to_vec();
+            }
+        }
+        ids.to_vec()
+    }
+
+    fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        self.initialize_streaming();
+        let model = self.model.clone();
+        let events = self.engine.feed(&model, t.delta, ids.delta);
+        let delta = self.events_to_delta(events, false);
+        self.strip_trailing_reasoning(delta)
+    }
+
+    fn set_prompt_token_ids(&mut self, prompt: &[i64]) {
+        self.prompt_closes_reasoning = self.config.initial_state == State::Reasoning
+            && !self.boundary_ids.is_empty()
+            && self.is_reasoning_end(prompt);
+    }
+
+    fn engine_based(&self) -> bool {
+        true
+    }
+
+    fn engine_confirmed_end(&self) -> bool {
+        self.reasoning_ended
+    }
+
+    fn finish_streaming(&mut self) -> Option<Delta> {
+        let events = self.engine.finish();
+        if events.is_empty() && self.deferred_content.is_empty() {
+            return None;
+        }
+        self.events_to_delta(events, true)
+    }
+}
