@@ -23,6 +23,7 @@ REFERENCE = HERE / "reference"
 MODEL_DIRS = {
     "models/qwen3": DEFAULT_MODEL_DIR,
     "models/deepseek_r1": HERE / "models" / "deepseek_r1",
+    "models/qwen3_coder": HERE / "models" / "qwen3_coder",
 }
 
 

@@ -16,7 +16,7 @@ import replay  # noqa: E402
 
 CONFIGS = json.loads((REFERENCE / "configs.json").read_text())
 # Configs whose goldens and model dirs the repository carries.
-CONFIGS_UNDER_TEST = ["qwen3_plain", "qwen3_plain_bounds", "deepseek_r1", "qwen3_hermes"]
+CONFIGS_UNDER_TEST = ["qwen3_plain", "qwen3_plain_bounds", "deepseek_r1", "qwen3_hermes", "qwen3_coder"]
 
 # Deliberate, documented divergences (docs/divergences.md), by case id suffix.
 # Each is checked for the behaviour we chose instead, in test_divergences.py.
@@ -38,6 +38,10 @@ DIVERGENT = {
     # Whitespace between </think> and a tool call streams as content (as in
     # vLLM); batch drops it. Holding it would re-chunk every answer.
     "think_tool-",
+    # The same for whitespace before a qwen3_coder call, and text after the
+    # calls, which batch drops once calls were found.
+    "text_then_tool-",
+    "text_parallel_text-",
 }
 
 

@@ -18,6 +18,8 @@ pub struct DelegatingParser {
     previous_text: String,
     previous_ids: Vec<i64>,
     function_name_returned: bool,
+    /// Every configured parser is engine-based: they see deltas only.
+    engine_based: bool,
 }
 
 /// The assembled fields of a batch assistant message.
@@ -33,7 +35,10 @@ impl DelegatingParser {
         tool: Option<Box<dyn ToolParser>>,
         enable_auto_tools: bool,
     ) -> Self {
+        let engine_based =
+            reasoning.as_ref().is_none_or(|r| r.engine_based()) && tool.as_ref().is_none_or(|t| t.engine_based());
         DelegatingParser {
+            engine_based,
             reasoning,
             tool,
             enable_auto_tools,
@@ -103,6 +108,11 @@ impl DelegatingParser {
     ) -> (Option<Vec<FunctionCall>>, Option<String>) {
         let Some(tool) = &self.tool else { return (Some(Vec::new()), content) };
         if ctx.tool_choice == ToolChoice::None {
+            if self.engine_based {
+                // Engine parsers still strip tool markup from the content.
+                let info = tool.extract_tool_calls(content.as_deref().unwrap_or(""), ctx);
+                return (Some(Vec::new()), info.content);
+            }
             return (Some(Vec::new()), content);
         }
         let supports = tool.supports_required_and_named();
@@ -129,6 +139,10 @@ impl DelegatingParser {
             }
             if (required || named) && blank(&content) {
                 return (Some(Vec::new()), None);
+            }
+            if self.engine_based {
+                // Engine parsers drop incomplete markup from the content.
+                return (None, info.content.filter(|c| !c.is_empty()));
             }
             return (None, content);
         }
@@ -159,8 +173,14 @@ impl DelegatingParser {
         }
         let mut delta_text = delta_text.to_string();
         let mut delta_ids = delta_ids.to_vec();
-        let mut current_text = format!("{}{}", self.previous_text, delta_text);
-        let mut current_ids: Vec<i64> = self.previous_ids.iter().chain(&delta_ids).copied().collect();
+        let (mut current_text, mut current_ids) = if self.engine_based {
+            (delta_text.clone(), delta_ids.clone())
+        } else {
+            (
+                format!("{}{}", self.previous_text, delta_text),
+                self.previous_ids.iter().chain(&delta_ids).copied().collect(),
+            )
+        };
         let mut message: Option<Delta> = None;
         let mut transitioned = false;
 
@@ -182,7 +202,16 @@ impl DelegatingParser {
                     let flushed = if r.engine_based() { r.finish_streaming() } else { None };
                     current_text = message.as_ref().and_then(|m| m.content.clone()).unwrap_or_default()
                         + flushed.as_ref().and_then(|f| f.content.as_deref()).unwrap_or("");
-                    delta_text = current_text.clone();
+                    if !self.engine_based {
+                        delta_text = current_text.clone();
+                    } else if self.tool.is_some() {
+                        // The tool phase below consumes the text.
+                        if let Some(m) = &mut message {
+                            m.content = None;
+                        }
+                    } else if !current_text.is_empty() {
+                        message.get_or_insert_with(Delta::default).content = Some(current_text.clone());
+                    }
                 }
             }
         }
@@ -209,8 +238,13 @@ impl DelegatingParser {
         if message.is_none() && !transitioned && !self.in_reasoning_phase() && !self.in_tool_phase() {
             message = Some(Delta { content: Some(delta_text.clone()), ..Default::default() });
         }
-        self.previous_text = current_text;
-        self.previous_ids = current_ids;
+        if self.engine_based {
+            self.previous_text.clear();
+            self.previous_ids.clear();
+        } else {
+            self.previous_text = current_text;
+            self.previous_ids = current_ids;
+        }
 
         if finished {
             if let (Some(tool), Some(m)) = (&self.tool, &mut message) {
@@ -222,15 +256,20 @@ impl DelegatingParser {
                 }
             }
         }
-        if finished && !self.reasoning_ended {
-            // `_flush_engine_parsers`: an engine still in reasoning flushes.
-            if let Some(flush) = self.reasoning.as_mut().filter(|r| r.engine_based()).and_then(|r| r.finish_streaming())
-            {
+        if finished {
+            // `_flush_engine_parsers`: engines flush what they hold (a reasoning
+            // engine only while reasoning has not ended).
+            let mut flushes = Vec::new();
+            if !self.reasoning_ended {
+                flushes.extend(self.reasoning.as_mut().filter(|r| r.engine_based()).and_then(|r| r.finish_streaming()));
+            }
+            flushes.extend(self.tool.as_mut().filter(|t| t.engine_based()).and_then(|t| t.finish_streaming()));
+            for flush in flushes {
                 let m = message.get_or_insert_with(Delta::default);
-                if let Some(c) = flush.content {
+                if let Some(c) = flush.content.filter(|c| !c.is_empty()) {
                     m.content = Some(m.content.take().unwrap_or_default() + &c);
                 }
-                if let Some(r) = flush.reasoning {
+                if let Some(r) = flush.reasoning.filter(|r| !r.is_empty()) {
                     m.reasoning = Some(m.reasoning.take().unwrap_or_default() + &r);
                 }
                 m.tool_calls.extend(flush.tool_calls);
@@ -266,6 +305,15 @@ impl DelegatingParser {
     ) -> Option<Delta> {
         let tool = self.tool.as_mut()?;
         if ctx.tool_choice == ToolChoice::None {
+            if self.engine_based {
+                let texts = Texts { previous: &self.previous_text, current: current_text, delta: delta_text };
+                let ids = Ids { previous: &self.previous_ids, current: current_ids, delta: delta_ids };
+                let mut d = tool.extract_tool_calls_streaming(&texts, &ids, ctx);
+                if let Some(m) = &mut d {
+                    m.tool_calls.clear();
+                }
+                return d;
+            }
             return (!delta_text.is_empty())
                 .then(|| Delta { content: Some(delta_text.to_string()), ..Default::default() });
         }

@@ -193,34 +193,3 @@ impl ToolParser for HermesParser {
         None
     }
 }
-
-/// The xgrammar structural tag vLLM puts in `structured_outputs` for a
-/// forced tool choice with the hermes format: every allowed tool, with and
-/// without the newlines, as a JSON string.
-pub fn structural_tag(tools: &[serde_json::Value], only: Option<&str>, stop_after_first: bool) -> String {
-    use serde_json::{json, Value};
-    let mut tags = Vec::new();
-    for tool in tools {
-        let f = tool.get("function");
-        let Some(name) = f.and_then(|f| f.get("name")).and_then(Value::as_str) else { continue };
-        if only.is_some_and(|o| o != name) {
-            continue;
-        }
-        let strict = f.and_then(|f| f.get("strict")).and_then(Value::as_bool) == Some(true);
-        let schema = if strict {
-            f.and_then(|f| f.get("parameters")).cloned().unwrap_or(Value::Bool(true))
-        } else {
-            Value::Bool(true)
-        };
-        let content = json!({"type": "json_schema", "json_schema": schema, "style": "json", "any_order": false, "max_whitespace_cnt": null, "excludes": []});
-        for (open, close) in [("<tool_call>\n", "}\n</tool_call>"), ("<tool_call>", "}</tool_call>")] {
-            let begin = format!("{open}{{\"name\": \"{name}\", \"arguments\": ");
-            tags.push(json!({"type": "tag", "begin": begin, "content": content.clone(), "end": close}));
-        }
-    }
-    let tag = json!({
-        "type": "structural_tag",
-        "format": {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first}
-    });
-    dumps(&tag)
-}

@@ -2,14 +2,17 @@
 //! text into reasoning / content / tool calls, batch and streaming, with
 //! vLLM 0.33's composition rules (`DelegatingParser`).
 
+mod coerce;
 pub mod context;
 mod delegating;
 pub mod engine;
 mod hermes;
 pub mod pyjson;
 mod qwen3;
+mod qwen3_args;
 mod registry;
 mod required;
+mod structural;
 mod think;
 
 pub use context::{ChatContext, ToolChoice};
@@ -94,6 +97,13 @@ pub trait ToolParser: Send {
     }
     fn supports_required_and_named(&self) -> bool {
         true
+    }
+    /// Engine-based parsers see only deltas and flush at the end.
+    fn engine_based(&self) -> bool {
+        false
+    }
+    fn finish_streaming(&mut self) -> Option<Delta> {
+        None
     }
 }
 

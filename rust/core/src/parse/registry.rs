@@ -1,6 +1,6 @@
 //! Parser names (vLLM's CLI names and aliases) → parser instances.
 
-use super::engine::EngineReasoning;
+use super::engine::{EngineReasoning, EngineTools};
 use super::hermes::HermesParser;
 use super::think::{DeepSeekV3Reasoning, ThinkParser};
 use super::{ChatContext, DelegatingParser, ReasoningParser, ToolParser};
@@ -16,6 +16,7 @@ enum ReasoningFamily {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ToolFamily {
     Hermes,
+    Qwen3Coder,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -62,6 +63,7 @@ impl ParserSpec {
         let tool = match (tool, enable_auto_tools) {
             (_, false) | (None, _) => None,
             (Some("hermes") | Some("qwen3_json"), true) => Some(ToolFamily::Hermes),
+            (Some("qwen3_coder") | Some("qwen3_xml"), true) => Some(ToolFamily::Qwen3Coder),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -100,6 +102,8 @@ impl ParserSpec {
     /// a forced tool choice gets.
     pub fn render_adjustments(&self, ctx: &ChatContext) -> (bool, Option<serde_json::Value>) {
         use super::ToolChoice;
+        // Requests are adjusted when a reasoning parser is configured or a
+        // tool may be called; engine reasoning parsers keep special tokens.
         let mut keep_special = matches!(self.reasoning, Some(ReasoningFamily::Qwen3));
         let mut structured = None;
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
@@ -110,7 +114,10 @@ impl ParserSpec {
                 _ => None,
             };
             if let Some((only, stop_after_first)) = forced {
-                let tag = super::hermes::structural_tag(&ctx.tools, only, stop_after_first);
+                let tag = match self.tool {
+                    Some(ToolFamily::Qwen3Coder) => super::structural::qwen3_coder(&ctx.tools, only, stop_after_first),
+                    _ => super::structural::hermes(&ctx.tools, only, stop_after_first),
+                };
                 structured = Some(serde_json::json!({
                     "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
                     "disable_any_whitespace": false, "disable_additional_properties": false,
@@ -149,6 +156,11 @@ impl ParserSpec {
         let tool: Option<Box<dyn ToolParser>> = match self.tool {
             None => None,
             Some(ToolFamily::Hermes) => Some(Box::new(HermesParser::default())),
+            Some(ToolFamily::Qwen3Coder) => {
+                let thinking = ctx.template_kwargs.get("enable_thinking").is_none_or(super::context::truthy);
+                let config = super::qwen3::config(thinking);
+                Some(Box::new(EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none())))
+            }
         };
         DelegatingParser::new(reasoning, tool, self.enable_auto_tools)
     }

@@ -115,6 +115,8 @@ impl ChatTemplate {
         env.set_fuel(Some(FUEL));
         env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
         env.add_filter("tojson", tojson);
+        // Jinja's `iterable`: `None` is not (templates test `tools is iterable`).
+        env.add_test("iterable", |v: JValue| !v.is_none() && !v.is_undefined() && v.try_iter().is_ok());
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
         env.add_template_owned("chat", source.to_string()).map_err(|e| TemplateError::Syntax(e.to_string()))?;

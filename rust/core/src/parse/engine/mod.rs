@@ -7,9 +7,11 @@ mod lexer;
 mod reasoning;
 mod scanner;
 mod streaming;
+mod tools;
 
 pub use reasoning::EngineReasoning;
 pub use streaming::StreamingEngine;
+pub use tools::EngineTools;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {

@@ -1,0 +1,516 @@
+//! `ParserEngineToolAdapter`: an engine used as a tool parser. Events become
+//! tool-call deltas through per-call slots; arguments are converted by the
+//! family's converter and coerced to the tools' JSON schemas.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::{EngineConfig, Event, EventType, State, StreamingEngine};
+use crate::model::Model;
+use crate::parse::coerce::{coerce_dict, schema_types};
+use crate::parse::pyjson::{dumps, loads};
+use crate::parse::qwen3_args::{self, ValueExtender};
+use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
+use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+
+#[derive(Default, Clone)]
+struct Slot {
+    id: String,
+    name: String,
+    args: String,
+    name_sent: bool,
+    string_keys: Option<Vec<String>>,
+    streamed: String,
+    extender: Option<ValueExtender>,
+    open_value_streams: bool,
+}
+
+pub struct EngineTools {
+    config: &'static EngineConfig,
+    model: Arc<Model>,
+    engine: StreamingEngine,
+    tools: Vec<Value>,
+    initialized: bool,
+    deferred_content: String,
+    content_has_nonws: bool,
+    suppress: bool,
+    slots: Vec<Slot>,
+}
+
+fn properties<'a>(tools: &'a [Value], name: &str) -> Option<&'a Map<String, Value>> {
+    tools.iter().find_map(|t| {
+        let f = t.get("function")?;
+        (f.get("name")?.as_str()? == name).then(|| f.get("parameters")?.get("properties")?.as_object()).flatten()
+    })
+}
+
+/// `_streamable_string_keys`: keys whose schema allows only strings.
+fn string_keys(props: Option<&Map<String, Value>>) -> Option<Vec<String>> {
+    let props = props.filter(|p| !p.is_empty())?;
+    Some(props.iter().filter(|(_, s)| schema_types(Some(s)) == ["string"]).map(|(k, _)| k.clone()).collect())
+}
+
+/// `_safe_arg_prefix`: the part of a partial JSON object safe to stream,
+/// and whether the last value is an open string that may keep streaming.
+fn safe_arg_prefix(json: &str, string_keys: Option<&[String]>) -> (String, bool) {
+    let c: Vec<char> = json.chars().collect();
+    let (mut last_colon, mut last_key, mut pending): (Option<usize>, Option<String>, Option<String>) =
+        (None, None, None);
+    let (mut in_string, mut escape, mut start, mut depth) = (false, false, 0usize, 0i64);
+    for (i, &ch) in c.iter().enumerate() {
+        if escape {
+            escape = false;
+            continue;
+        }
+        if in_string {
+            if ch == '\\' {
+                escape = true;
+            } else if ch == '"' {
+                in_string = false;
+                if depth == 1 {
+                    pending = Some(c[start + 1..i].iter().collect());
+                }
+            }
+            continue;
+        }
+        match ch {
+            '"' => {
+                in_string = true;
+                start = i;
+            }
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            ':' if depth == 1 => {
+                last_colon = Some(i);
+                last_key = pending.take();
+            }
+            _ => {}
+        }
+    }
+    let Some(colon) = last_colon else { return (String::new(), false) };
+    let mut end = colon + 1;
+    while end < c.len() && matches!(c[end], ' ' | '\t' | '\n' | '\r') {
+        end += 1;
+    }
+    let upto = |n: usize| c[..n].iter().collect::<String>();
+    if end >= c.len() || c[end] != '"' {
+        return (upto(end), false);
+    }
+    if let Some(keys) = string_keys {
+        if !last_key.as_ref().is_some_and(|k| keys.contains(k)) {
+            return (upto(end), false);
+        }
+    }
+    let mut escape = false;
+    for (i, &ch) in c.iter().enumerate().skip(end + 1) {
+        if escape {
+            escape = false;
+            continue;
+        }
+        if ch == '\\' {
+            escape = true;
+            continue;
+        }
+        if ch == '"' {
+            return (upto(i), true);
+        }
+    }
+    (json.to_string(), true)
+}
+
+impl EngineTools {
+    pub fn new(
+        config: &'static EngineConfig,
+        model: Arc<Model>,
+        tools: Vec<Value>,
+        skip_reasoning: bool,
+    ) -> EngineTools {
+        let mut engine = StreamingEngine::new(config, &model);
+        engine.skip_reasoning_parsing = skip_reasoning;
+        EngineTools {
+            config,
+            model,
+            engine,
+            tools,
+            initialized: false,
+            deferred_content: String::new(),
+            content_has_nonws: false,
+            suppress: false,
+            slots: Vec::new(),
+        }
+    }
+
+    fn reset(&mut self, initial: Option<State>) {
+        self.engine.reset(initial);
+        self.slots.clear();
+        self.deferred_content.clear();
+        self.content_has_nonws = false;
+    }
+
+    fn check_skip(&mut self, ctx: &ChatContext) {
+        if !ctx.tools.is_empty() {
+            self.tools = ctx.tools.clone();
+        }
+        if ctx.tool_choice == ToolChoice::None && !ctx.tools.is_empty() {
+            self.suppress = true;
+        }
+    }
+
+    /// `_fix_arg_types`: coerce the arguments to the tool's schema.
+    fn fix_arg_types(&self, args_json: &str, name: &str) -> String {
+        if self.tools.is_empty() || name.is_empty() {
+            return args_json.to_string();
+        }
+        let Some(Value::Object(mut args)) = loads(args_json) else { return args_json.to_string() };
+        let Some(props) = properties(&self.tools, name).filter(|p| !p.is_empty()) else { return args_json.to_string() };
+        if coerce_dict(&mut args, props) {
+            return dumps(&Value::Object(args));
+        }
+        args_json.to_string()
+    }
+
+    fn ensure_slot(&mut self, idx: i64) {
+        while self.slots.len() as i64 <= idx {
+            self.slots.push(Slot::default());
+        }
+    }
+
+    fn name_delta(&mut self, idx: usize, name: String, arguments: Option<String>) -> DeltaToolCall {
+        let keys = string_keys(properties(&self.tools, &name));
+        let slot = &mut self.slots[idx];
+        slot.name = name.clone();
+        slot.name_sent = true;
+        slot.string_keys = keys;
+        if slot.id.is_empty() {
+            slot.id = random_tool_call_id();
+        }
+        DeltaToolCall {
+            id: Some(slot.id.clone()),
+            kind: Some("function"),
+            index: idx as i64,
+            function: Some(DeltaFunctionCall { name: Some(name), arguments }),
+        }
+    }
+
+    /// `_try_extract_name`: `"name"\s*:\s*"([^"]*)"` in the raw body.
+    fn try_extract_name(&self, idx: usize) -> Option<String> {
+        let args = &self.slots[idx].args;
+        let mut from = 0;
+        while let Some(i) = args[from..].find("\"name\"") {
+            let at = from + i + 6;
+            let rest = args[at..].trim_start();
+            if let Some(r) = rest.strip_prefix(':') {
+                if let Some(r) = r.trim_start().strip_prefix('"') {
+                    if let Some(end) = r.find('"') {
+                        return (end > 0).then(|| r[..end].to_string());
+                    }
+                }
+            }
+            from = at;
+        }
+        None
+    }
+
+    fn compute_arg_delta(&mut self, idx: usize, raw: &str) -> Option<String> {
+        let slot = &mut self.slots[idx];
+        if let Some(ext) = &mut slot.extender {
+            match ext.extend(raw) {
+                Some(diff) => {
+                    if diff.is_empty() || !slot.open_value_streams {
+                        return None;
+                    }
+                    slot.streamed.push_str(&diff);
+                    return Some(diff);
+                }
+                None => slot.extender = None,
+            }
+        }
+        let current = qwen3_args::convert(&slot.args, true);
+        let name = slot.name.clone();
+        let current = if name.is_empty() { current } else { self.fix_arg_types(&current, &name) };
+        let slot = &mut self.slots[idx];
+        let (safe, streams) = safe_arg_prefix(&current, slot.string_keys.as_deref());
+        if safe.is_empty() {
+            return None;
+        }
+        if !slot.streamed.is_empty() && !safe.starts_with(&slot.streamed) {
+            return None;
+        }
+        let diff = safe[slot.streamed.len()..].to_string();
+        slot.streamed = safe;
+        slot.extender = ValueExtender::new(&slot.args);
+        slot.open_value_streams = streams;
+        (!diff.is_empty()).then_some(diff)
+    }
+
+    fn flush_arg_converter(&mut self, idx: usize) -> Option<String> {
+        let slot = &self.slots[idx];
+        let mut fin = qwen3_args::convert(&slot.args, false);
+        if !fin.is_empty() {
+            fin = self.fix_arg_types(&fin, &slot.name.clone());
+        }
+        let slot = &mut self.slots[idx];
+        if !fin.is_empty() && fin.chars().count() > slot.streamed.chars().count() {
+            if !slot.streamed.is_empty() && !fin.starts_with(&slot.streamed) {
+                return None;
+            }
+            let diff = fin[slot.streamed.len()..].to_string();
+            slot.streamed = fin;
+            return Some(diff);
+        }
+        None
+    }
+
+    fn handle_arg_chunk(&mut self, e: &Event, deltas: &mut Vec<DeltaToolCall>) {
+        let idx = e.tool_index as usize;
+        self.slots[idx].args.push_str(&e.value);
+        if !self.slots[idx].name_sent {
+            let name = if !self.slots[idx].name.is_empty() {
+                Some(self.slots[idx].name.clone())
+            } else if !e.value.is_empty() {
+                self.try_extract_name(idx)
+            } else {
+                None
+            };
+            if let Some(n) = name.filter(|n| !n.is_empty()) {
+                let d = self.name_delta(idx, n, None);
+                deltas.push(d);
+            }
+        } else if !e.value.is_empty() {
+            if let Some(diff) = self.compute_arg_delta(idx, &e.value) {
+                deltas.push(DeltaToolCall {
+                    id: None,
+                    kind: None,
+                    index: idx as i64,
+                    function: Some(DeltaFunctionCall { name: None, arguments: Some(diff) }),
+                });
+            }
+        }
+    }
+
+    fn handle_tool_end(&mut self, e: &Event, deltas: &mut Vec<DeltaToolCall>) {
+        let idx = e.tool_index as usize;
+        if idx >= self.slots.len() {
+            return;
+        }
+        let mut remaining = self.flush_arg_converter(idx);
+        if !self.slots[idx].name_sent {
+            let name = if self.slots[idx].name.is_empty() {
+                self.try_extract_name(idx).unwrap_or_default()
+            } else {
+                self.slots[idx].name.clone()
+            };
+            if !name.is_empty() {
+                let d = self.name_delta(idx, name, Some(remaining.take().unwrap_or_default()));
+                deltas.push(d);
+            }
+        }
+        if let Some(r) = remaining.filter(|r| !r.is_empty()) {
+            if self.slots[idx].name_sent {
+                deltas.push(DeltaToolCall {
+                    id: None,
+                    kind: None,
+                    index: idx as i64,
+                    function: Some(DeltaFunctionCall { name: None, arguments: Some(r) }),
+                });
+            }
+        }
+    }
+
+    /// `_events_to_delta`.
+    fn events_to_delta(&mut self, events: Vec<Event>, finished: bool) -> Option<Delta> {
+        if events.is_empty() && self.deferred_content.is_empty() {
+            return None;
+        }
+        let mut deltas: Vec<DeltaToolCall> = Vec::new();
+        let mut content_parts: Vec<String> = Vec::new();
+        let mut reasoning = String::new();
+        let carried = self.deferred_content.clone();
+        let mut seen_tool = false;
+        for e in events {
+            match e.kind {
+                EventType::TextChunk if seen_tool => self.deferred_content.push_str(&e.value),
+                EventType::TextChunk => content_parts.push(e.value),
+                EventType::ReasoningChunk => reasoning.push_str(&e.value),
+                EventType::ToolCallStart if !self.suppress => {
+                    seen_tool = true;
+                    self.ensure_slot(e.tool_index);
+                }
+                EventType::ToolName if !self.suppress => {
+                    seen_tool = true;
+                    self.ensure_slot(e.tool_index);
+                    self.slots[e.tool_index as usize].name.push_str(&e.value);
+                }
+                EventType::ArgValueChunk if !self.suppress => {
+                    seen_tool = true;
+                    self.ensure_slot(e.tool_index);
+                    self.handle_arg_chunk(&e, &mut deltas);
+                }
+                EventType::ToolCallEnd if !self.suppress => {
+                    seen_tool = true;
+                    self.handle_tool_end(&e, &mut deltas);
+                }
+                _ => {}
+            }
+        }
+        if deltas.len() > 1 {
+            deltas = coalesce(deltas);
+        }
+        if !self.deferred_content.is_empty() && (!seen_tool || deltas.is_empty()) {
+            let now = self.deferred_content[carried.len().min(self.deferred_content.len())..].to_string();
+            if !carried.is_empty() {
+                content_parts.insert(0, carried);
+            }
+            if !now.is_empty() {
+                content_parts.push(now);
+            }
+            self.deferred_content.clear();
+        }
+        let mut content: String = content_parts.concat();
+        if !self.content_has_nonws && !content.is_empty() {
+            if !content.trim().is_empty() {
+                self.content_has_nonws = true;
+            } else if !self.slots.is_empty() {
+                content.clear();
+            } else if !finished {
+                self.deferred_content = std::mem::take(&mut content);
+            }
+        }
+        let content = (!content.is_empty()).then_some(content);
+        let reasoning = (!reasoning.is_empty()).then_some(reasoning);
+        if content.is_none() && reasoning.is_none() && deltas.is_empty() {
+            return None;
+        }
+        Some(Delta { content, reasoning, tool_calls: deltas, ..Default::default() })
+    }
+
+    /// `_build_extracted_result` (batch).
+    fn extracted(&mut self) -> Vec<FunctionCall> {
+        let mut calls = Vec::new();
+        for idx in 0..self.slots.len() {
+            let slot = self.slots[idx].clone();
+            if slot.name.is_empty() && slot.args.is_empty() {
+                continue;
+            }
+            let mut name = slot.name.trim().to_string();
+            let raw = slot.args.clone();
+            let args = if name.is_empty() && !raw.trim().is_empty() {
+                let (n, a) = name_and_args(&raw);
+                name = n;
+                a
+            } else if !raw.trim().is_empty() {
+                qwen3_args::convert(&raw, false)
+            } else {
+                "{}".to_string()
+            };
+            if name.is_empty() {
+                continue;
+            }
+            if self.slots[idx].id.is_empty() {
+                self.slots[idx].id = random_tool_call_id();
+            }
+            let arguments = self.fix_arg_types(&args, &name);
+            calls.push(FunctionCall { id: Some(self.slots[idx].id.clone()), name, arguments });
+        }
+        calls
+    }
+}
+
+/// `_extract_name_and_args` for a JSON body.
+fn name_and_args(raw: &str) -> (String, String) {
+    let raw = raw.trim();
+    let Some(Value::Object(o)) = loads(raw) else { return (String::new(), raw.to_string()) };
+    let name = o.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    for key in ["arguments", "parameters"] {
+        if let Some(v) = o.get(key) {
+            return (name, v.as_str().map_or_else(|| dumps(v), str::to_string));
+        }
+    }
+    let rest: Map<String, Value> = o.into_iter().filter(|(k, _)| k != "name").collect();
+    (name, dumps(&Value::Object(rest)))
+}
+
+/// `_coalesce_tool_call_deltas`: one delta per tool index.
+fn coalesce(deltas: Vec<DeltaToolCall>) -> Vec<DeltaToolCall> {
+    let n = deltas.len();
+    let mut merged: Vec<DeltaToolCall> = Vec::new();
+    for tc in deltas {
+        match merged.iter_mut().find(|m| m.index == tc.index) {
+            None => merged.push(tc),
+            Some(m) => {
+                if m.id.is_none() {
+                    m.id = tc.id;
+                }
+                if m.kind.is_none() {
+                    m.kind = tc.kind;
+                }
+                if let Some(f) = tc.function {
+                    match &mut m.function {
+                        None => m.function = Some(f),
+                        Some(mf) => {
+                            if mf.name.is_none() {
+                                mf.name = f.name;
+                            }
+                            if let Some(a) = f.arguments {
+                                mf.arguments = Some(mf.arguments.take().unwrap_or_default() + &a);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if merged.len() == n {
+        return merged;
+    }
+    merged
+}
+
+impl ToolParser for EngineTools {
+    fn extract_tool_calls(&self, text: &str, ctx: &ChatContext) -> Extracted {
+        let mut fresh =
+            EngineTools::new(self.config, self.model.clone(), self.tools.clone(), self.engine.skip_reasoning_parsing);
+        fresh.check_skip(ctx);
+        fresh.reset(Some(State::Content));
+        let model = fresh.model.clone();
+        let mut events = fresh.engine.feed(&model, text, &[]);
+        events.extend(fresh.engine.finish());
+        let delta = fresh.events_to_delta(events, true);
+        let calls = fresh.extracted();
+        let tools_called = !calls.is_empty();
+        let content = delta.and_then(|d| d.content).and_then(|c| {
+            let c = if tools_called { c.trim().to_string() } else { c };
+            (!c.is_empty()).then_some(c)
+        });
+        Extracted { tools_called, calls, content }
+    }
+
+    fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, ctx: &ChatContext) -> Option<Delta> {
+        if !self.initialized {
+            self.initialized = true;
+            self.reset(Some(State::Content));
+        }
+        self.check_skip(ctx);
+        let model = self.model.clone();
+        let events = self.engine.feed(&model, t.delta, ids.delta);
+        self.events_to_delta(events, false)
+    }
+
+    fn supports_required_and_named(&self) -> bool {
+        // vLLM's qwen3_coder has an xgrammar structural-tag model.
+        false
+    }
+
+    fn engine_based(&self) -> bool {
+        true
+    }
+
+    fn finish_streaming(&mut self) -> Option<Delta> {
+        let events = self.engine.finish();
+        if events.is_empty() && self.deferred_content.is_empty() {
+            return None;
+        }
+        self.events_to_delta(events, true)
+    }
+}

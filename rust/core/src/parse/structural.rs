@@ -1,0 +1,67 @@
+//! The xgrammar structural tags vLLM puts in `structured_outputs` when a
+//! tool choice is forced (`required` or a named function), per format.
+
+use serde_json::{json, Value};
+
+use super::pyjson::dumps;
+
+/// A tool's argument schema for a tag: the parameters when the tool is
+/// `strict`, else `true` (anything).
+fn allowed_tools<'a>(tools: &'a [Value], only: Option<&'a str>) -> impl Iterator<Item = (&'a str, Value)> + 'a {
+    tools.iter().filter_map(move |tool| {
+        let f = tool.get("function")?;
+        let name = f.get("name")?.as_str()?;
+        if only.is_some_and(|o| o != name) {
+            return None;
+        }
+        let strict = f.get("strict").and_then(Value::as_bool) == Some(true);
+        let schema = if strict { f.get("parameters").cloned().unwrap_or(Value::Bool(true)) } else { Value::Bool(true) };
+        Some((name, schema))
+    })
+}
+
+fn content(schema: Value, style: &str) -> Value {
+    json!({"type": "json_schema", "json_schema": schema, "style": style, "any_order": false, "max_whitespace_cnt": null, "excludes": []})
+}
+
+/// Hermes (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`): every
+/// allowed tool, with and without the newlines.
+pub fn hermes(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
+    let mut tags = Vec::new();
+    for (name, schema) in allowed_tools(tools, only) {
+        let c = content(schema, "json");
+        for (open, close) in [("<tool_call>\n", "}\n</tool_call>"), ("<tool_call>", "}</tool_call>")] {
+            let begin = format!("{open}{{\"name\": \"{name}\", \"arguments\": ");
+            tags.push(json!({"type": "tag", "begin": begin, "content": c.clone(), "end": close}));
+        }
+    }
+    dumps(&json!({
+        "type": "structural_tag",
+        "format": {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first}
+    }))
+}
+
+/// Qwen3-Coder XML (`<tool_call>\n<function=NAME>\n...`): a single tag for a
+/// named tool, triggered tags for `required`.
+pub fn qwen3_coder(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
+    let tag = |name: &str, schema: Value| {
+        json!({
+            "type": "tag",
+            "begin": format!("<tool_call>\n<function={name}>\n"),
+            "content": content(schema, "qwen_xml"),
+            "end": "\n</function>\n</tool_call>"
+        })
+    };
+    let format = match only {
+        Some(_) => allowed_tools(tools, only).map(|(n, s)| tag(n, s)).next().unwrap_or(Value::Null),
+        None => json!({
+            "type": "triggered_tags",
+            "triggers": ["<tool_call>\n<function="],
+            "tags": allowed_tools(tools, None).map(|(n, s)| tag(n, s)).collect::<Vec<_>>(),
+            "at_least_one": true,
+            "stop_after_first": stop_after_first,
+            "excludes": ["<think>", "</think>"]
+        }),
+    };
+    dumps(&json!({"type": "structural_tag", "format": format}))
+}
