@@ -24,6 +24,7 @@ MODEL_DIRS = {
     "models/qwen3": DEFAULT_MODEL_DIR,
     "models/deepseek_r1": HERE / "models" / "deepseek_r1",
     "models/qwen3_coder": HERE / "models" / "qwen3_coder",
+    "models/llama3": HERE / "models" / "llama3",
 }
 
 

@@ -16,7 +16,14 @@ import replay  # noqa: E402
 
 CONFIGS = json.loads((REFERENCE / "configs.json").read_text())
 # Configs whose goldens and model dirs the repository carries.
-CONFIGS_UNDER_TEST = ["qwen3_plain", "qwen3_plain_bounds", "deepseek_r1", "qwen3_hermes", "qwen3_coder"]
+CONFIGS_UNDER_TEST = [
+    "qwen3_plain",
+    "qwen3_plain_bounds",
+    "deepseek_r1",
+    "qwen3_hermes",
+    "qwen3_coder",
+    "seed_oss",
+]
 
 # Deliberate, documented divergences (docs/divergences.md), by case id suffix.
 # Each is checked for the behaviour we chose instead, in test_divergences.py.
@@ -42,6 +49,8 @@ DIVERGENT = {
     # calls, which batch drops once calls were found.
     "text_then_tool-",
     "text_parallel_text-",
+    "think_text_parallel-",
+    "tool_inside_think-",
 }
 
 

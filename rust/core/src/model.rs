@@ -134,13 +134,6 @@ impl Model {
                 }
             }
         }
-        for (id, added) in tokenizer.get_added_tokens_decoder() {
-            if added.special {
-                if let Some(slot) = special.get_mut(id as usize) {
-                    *slot = true;
-                }
-            }
-        }
 
         let eos_token_id = tok_config
             .get("eos_token")

@@ -20,6 +20,8 @@ pub struct DelegatingParser {
     function_name_returned: bool,
     /// Every configured parser is engine-based: they see deltas only.
     engine_based: bool,
+    /// The text so far of a `"required"` tool choice on engine parsers.
+    forced_text: String,
 }
 
 /// The assembled fields of a batch assistant message.
@@ -39,6 +41,7 @@ impl DelegatingParser {
             reasoning.as_ref().is_none_or(|r| r.engine_based()) && tool.as_ref().is_none_or(|t| t.engine_based());
         DelegatingParser {
             engine_based,
+            forced_text: String::new(),
             reasoning,
             tool,
             enable_auto_tools,
@@ -324,7 +327,13 @@ impl DelegatingParser {
             return Some(d);
         }
         if supports && ctx.tool_choice == ToolChoice::Required {
-            let (d, returned) = required_streaming(&self.previous_text, current_text);
+            // The JSON array spans chunks: scan the whole text so far. (vLLM
+            // hands engine parsers only the delta here and so finds no call;
+            // batch finds them, and so does this.)
+            let previous = if self.engine_based { self.forced_text.clone() } else { self.previous_text.clone() };
+            let current = if self.engine_based { format!("{previous}{delta_text}") } else { current_text.to_string() };
+            let (d, returned) = required_streaming(&previous, &current);
+            self.forced_text = current;
             self.function_name_returned = returned;
             return d;
         }

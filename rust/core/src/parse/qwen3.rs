@@ -5,16 +5,43 @@ use std::sync::OnceLock;
 
 use super::engine::{tr, EngineConfig, EventType as E, State as S};
 
-const CHATML_TURN_BOUNDARIES: [&str; 2] = ["<|im_start|>", "<|im_end|>"];
+/// The wrapper strings a family of the Qwen3 grammar uses.
+struct Markers {
+    name: &'static str,
+    think_start: &'static str,
+    think_end: &'static str,
+    tool_start: &'static str,
+    tool_end: &'static str,
+    turn_boundaries: [&'static str; 2],
+}
 
-fn build(thinking: bool) -> EngineConfig {
+const QWEN3: Markers = Markers {
+    name: "qwen3",
+    think_start: "<think>",
+    think_end: "</think>",
+    tool_start: "<tool_call>",
+    tool_end: "</tool_call>",
+    turn_boundaries: ["<|im_start|>", "<|im_end|>"],
+};
+
+/// Seed-OSS (`vllm/parser/seed_oss.py`): the Qwen3 grammar, `seed:` markers.
+const SEED_OSS: Markers = Markers {
+    name: "seed_oss",
+    think_start: "<seed:think>",
+    think_end: "</seed:think>",
+    tool_start: "<seed:tool_call>",
+    tool_end: "</seed:tool_call>",
+    turn_boundaries: ["<seed:bos>", "<seed:eos>"],
+};
+
+fn build(m: &Markers, thinking: bool) -> EngineConfig {
     EngineConfig {
-        name: "qwen3",
+        name: m.name,
         terminals: vec![
-            ("THINK_START", vec!["<think>"]),
-            ("THINK_END", vec!["</think>"]),
-            ("TOOL_START", vec!["<tool_call>"]),
-            ("TOOL_END", vec!["</tool_call>"]),
+            ("THINK_START", vec![m.think_start]),
+            ("THINK_END", vec![m.think_end]),
+            ("TOOL_START", vec![m.tool_start]),
+            ("TOOL_END", vec![m.tool_end]),
             ("FUNC_PREFIX", vec!["<function="]),
             ("FUNC_END", vec!["</function>"]),
             ("PARAM_START", vec!["<parameter="]),
@@ -22,10 +49,10 @@ fn build(thinking: bool) -> EngineConfig {
             ("CLOSE_ANGLE", vec![">"]),
         ],
         token_id_terminals: vec![
-            ("THINK_START", "<think>"),
-            ("THINK_END", "</think>"),
-            ("TOOL_START", "<tool_call>"),
-            ("TOOL_END", "</tool_call>"),
+            ("THINK_START", m.think_start),
+            ("THINK_END", m.think_end),
+            ("TOOL_START", m.tool_start),
+            ("TOOL_END", m.tool_end),
         ],
         transitions: vec![
             ((S::Reasoning, "THINK_START"), tr(S::Reasoning, &[])),
@@ -57,7 +84,7 @@ fn build(thinking: bool) -> EngineConfig {
         tool_args_json: false,
         tool_call_body_array: false,
         preserve_tokens: Vec::new(),
-        turn_boundary_tokens: CHATML_TURN_BOUNDARIES.to_vec(),
+        turn_boundary_tokens: m.turn_boundaries.to_vec(),
         strip_trailing_reasoning_whitespace: false,
     }
 }
@@ -68,8 +95,19 @@ pub fn config(thinking: bool) -> &'static EngineConfig {
     static ON: OnceLock<EngineConfig> = OnceLock::new();
     static OFF: OnceLock<EngineConfig> = OnceLock::new();
     if thinking {
-        ON.get_or_init(|| build(true))
+        ON.get_or_init(|| build(&QWEN3, true))
     } else {
-        OFF.get_or_init(|| build(false))
+        OFF.get_or_init(|| build(&QWEN3, false))
+    }
+}
+
+/// The Seed-OSS config, thinking on or off.
+pub fn seed_oss_config(thinking: bool) -> &'static EngineConfig {
+    static ON: OnceLock<EngineConfig> = OnceLock::new();
+    static OFF: OnceLock<EngineConfig> = OnceLock::new();
+    if thinking {
+        ON.get_or_init(|| build(&SEED_OSS, true))
+    } else {
+        OFF.get_or_init(|| build(&SEED_OSS, false))
     }
 }

@@ -11,12 +11,14 @@ enum ReasoningFamily {
     DeepSeekR1,
     DeepSeekV3,
     Qwen3,
+    SeedOss,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ToolFamily {
     Hermes,
     Qwen3Coder,
+    SeedOss,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -53,38 +55,42 @@ impl ParserSpec {
         if enable_auto_tools && tool.is_none() {
             return Err(ParserSpecError::AutoWithoutTool);
         }
+        let (reasoning_name, tool_name) = (reasoning, tool);
         let reasoning = match reasoning {
             None => None,
             Some("deepseek_r1") | Some("step5") => Some(ReasoningFamily::DeepSeekR1),
             Some("deepseek_v3") => Some(ReasoningFamily::DeepSeekV3),
             Some("qwen3") => Some(ReasoningFamily::Qwen3),
+            Some("seed_oss") => Some(ReasoningFamily::SeedOss),
             Some(other) => return Err(ParserSpecError::UnknownReasoning(other.to_string())),
         };
         let tool = match (tool, enable_auto_tools) {
             (_, false) | (None, _) => None,
             (Some("hermes") | Some("qwen3_json"), true) => Some(ToolFamily::Hermes),
             (Some("qwen3_coder") | Some("qwen3_xml"), true) => Some(ToolFamily::Qwen3Coder),
+            (Some("seed_oss"), true) => Some(ToolFamily::SeedOss),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
             return Ok(None);
         }
+        // The `<think>` families need both markers as single tokens.
         let think_ids = match reasoning {
-            None => None,
-            Some(_) => {
+            Some(ReasoningFamily::DeepSeekR1 | ReasoningFamily::DeepSeekV3) => {
                 let id = |t: &str| model.tokenizer.token_to_id(t).map(i64::from);
                 match (id("<think>"), id("</think>")) {
                     (Some(s), Some(e)) => Some((s, e)),
                     _ => {
                         return Err(ParserSpecError::Tokenizer {
-                            tool: format!("{tool:?}"),
-                            reasoning: format!("{reasoning:?}"),
+                            tool: tool_name.unwrap_or("None").to_string(),
+                            reasoning: reasoning_name.unwrap_or("None").to_string(),
                             model: model.path.display().to_string(),
                             reason: "could not locate think start/end tokens in the tokenizer".into(),
                         })
                     }
                 }
             }
+            _ => None,
         };
         Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids }))
     }
@@ -104,7 +110,7 @@ impl ParserSpec {
         use super::ToolChoice;
         // Requests are adjusted when a reasoning parser is configured or a
         // tool may be called; engine reasoning parsers keep special tokens.
-        let mut keep_special = matches!(self.reasoning, Some(ReasoningFamily::Qwen3));
+        let mut keep_special = matches!(self.reasoning, Some(ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss));
         let mut structured = None;
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
             keep_special = true;
@@ -114,15 +120,20 @@ impl ParserSpec {
                 _ => None,
             };
             if let Some((only, stop_after_first)) = forced {
-                let tag = match self.tool {
-                    Some(ToolFamily::Qwen3Coder) => super::structural::qwen3_coder(&ctx.tools, only, stop_after_first),
-                    _ => super::structural::hermes(&ctx.tools, only, stop_after_first),
-                };
-                structured = Some(serde_json::json!({
-                    "json": null, "regex": null, "choice": null, "grammar": null, "json_object": null,
-                    "disable_any_whitespace": false, "disable_additional_properties": false,
-                    "whitespace_pattern": null, "structural_tag": tag, "_backend": null, "_backend_was_auto": false
-                }));
+                structured = Some(match self.tool {
+                    Some(ToolFamily::SeedOss) => super::structural::params(
+                        Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
+                        None,
+                    ),
+                    Some(ToolFamily::Qwen3Coder) => super::structural::params(
+                        None,
+                        Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
+                    ),
+                    _ => super::structural::params(
+                        None,
+                        Some(super::structural::hermes(&ctx.tools, only, stop_after_first)),
+                    ),
+                });
             }
         }
         (keep_special, structured)
@@ -145,10 +156,14 @@ impl ParserSpec {
                 let on = ctx.kwarg_true("thinking") || ctx.kwarg_true("enable_thinking");
                 Some(Box::new(DeepSeekV3Reasoning { inner: if on { think() } else { None } }))
             }
-            Some(ReasoningFamily::Qwen3) => {
+            Some(family @ (ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss)) => {
                 // `enable_thinking` defaults to on; Python truthiness of the value.
-                let thinking = ctx.template_kwargs.get("enable_thinking").is_none_or(super::context::truthy);
-                let mut engine = EngineReasoning::new(super::qwen3::config(thinking), model.clone());
+                let thinking = thinking_enabled(ctx);
+                let config = match family {
+                    ReasoningFamily::SeedOss => super::qwen3::seed_oss_config(thinking),
+                    _ => super::qwen3::config(thinking),
+                };
+                let mut engine = EngineReasoning::new(config, model.clone());
                 engine.passthrough_without_thinking = !thinking;
                 Some(Box::new(engine))
             }
@@ -156,12 +171,23 @@ impl ParserSpec {
         let tool: Option<Box<dyn ToolParser>> = match self.tool {
             None => None,
             Some(ToolFamily::Hermes) => Some(Box::new(HermesParser::default())),
-            Some(ToolFamily::Qwen3Coder) => {
-                let thinking = ctx.template_kwargs.get("enable_thinking").is_none_or(super::context::truthy);
-                let config = super::qwen3::config(thinking);
-                Some(Box::new(EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none())))
+            Some(family @ (ToolFamily::Qwen3Coder | ToolFamily::SeedOss)) => {
+                let thinking = thinking_enabled(ctx);
+                let (config, forced_json) = match family {
+                    // seed_oss has no structural-tag model: forced choices use JSON.
+                    ToolFamily::SeedOss => (super::qwen3::seed_oss_config(thinking), true),
+                    _ => (super::qwen3::config(thinking), false),
+                };
+                let mut tools = EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none());
+                tools.supports_required_and_named = forced_json;
+                Some(Box::new(tools))
             }
         };
         DelegatingParser::new(reasoning, tool, self.enable_auto_tools)
     }
+}
+
+/// `chat_template_kwargs.enable_thinking`, on unless falsy.
+fn thinking_enabled(ctx: &ChatContext) -> bool {
+    ctx.template_kwargs.get("enable_thinking").is_none_or(super::context::truthy)
 }

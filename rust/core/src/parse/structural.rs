@@ -65,3 +65,44 @@ pub fn qwen3_coder(tools: &[Value], only: Option<&str>, stop_after_first: bool) 
     };
     dumps(&json!({"type": "structural_tag", "format": format}))
 }
+
+/// The JSON schema forcing a tool choice for formats without a structural
+/// tag (`get_json_schema_from_tools`): a named tool's parameters, or an
+/// array of `{name, parameters}` for `required`.
+pub fn json_schema(tools: &[Value], only: Option<&str>, parallel: bool) -> Value {
+    let params =
+        |f: &Value| f.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    if let Some(name) = only {
+        return tools
+            .iter()
+            .filter_map(|t| t.get("function"))
+            .find(|f| f.get("name").and_then(Value::as_str) == Some(name))
+            .map(params)
+            .unwrap_or(Value::Null);
+    }
+    let any_of: Vec<Value> = tools
+        .iter()
+        .filter_map(|t| t.get("function"))
+        .map(|f| {
+            let name = f.get("name").cloned().unwrap_or(Value::Null);
+            json!({
+                "properties": {"name": {"type": "string", "enum": [name]}, "parameters": params(f)},
+                "required": ["name", "parameters"]
+            })
+        })
+        .collect();
+    let mut schema = json!({"type": "array", "minItems": 1, "items": {"type": "object", "anyOf": any_of}});
+    if !parallel {
+        schema["maxItems"] = json!(1);
+    }
+    schema
+}
+
+/// `StructuredOutputsParams` as it is serialised inside `sampling_params`.
+pub fn params(json_schema: Option<Value>, structural_tag: Option<String>) -> Value {
+    json!({
+        "json": json_schema, "regex": null, "choice": null, "grammar": null, "json_object": null,
+        "disable_any_whitespace": false, "disable_additional_properties": false,
+        "whitespace_pattern": null, "structural_tag": structural_tag, "_backend": null, "_backend_was_auto": false
+    })
+}

@@ -27,6 +27,9 @@ struct Slot {
 }
 
 pub struct EngineTools {
+    /// Forced tool choices parse the output as JSON (families without an
+    /// xgrammar structural-tag model).
+    pub supports_required_and_named: bool,
     config: &'static EngineConfig,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -129,6 +132,7 @@ impl EngineTools {
         let mut engine = StreamingEngine::new(config, &model);
         engine.skip_reasoning_parsing = skip_reasoning;
         EngineTools {
+            supports_required_and_named: false,
             config,
             model,
             engine,
@@ -498,8 +502,7 @@ impl ToolParser for EngineTools {
     }
 
     fn supports_required_and_named(&self) -> bool {
-        // vLLM's qwen3_coder has an xgrammar structural-tag model.
-        false
+        self.supports_required_and_named
     }
 
     fn engine_based(&self) -> bool {
