@@ -20,6 +20,15 @@ impl Derenderer {
     ) -> Result<(ChatChunk, StreamState), LogprobError> {
         let mut state = req.stream_state.clone().unwrap_or_default();
         let prompt = req.prompt_token_ids.as_deref();
+        // The parser settles its initial reasoning state from the prompt the
+        // engine reported, as the batch answer does (vLLM's stream uses the
+        // request's `prompt_token_ids` here and can disagree with its batch).
+        let parser_prompt = match req.generate_chunk.prompt_token_ids.as_deref() {
+            Some(p) => Some(p),
+            // Without a reasoning parser the prompt only opens the tool phase.
+            None if !spec.has_reasoning() => prompt,
+            None => None,
+        };
         let mut processor = ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx);
         let mut window = Window::seed(&self.model, prompt, false);
 
@@ -32,7 +41,7 @@ impl Derenderer {
             start += len as usize;
             let plan = self.plan_chunk(held, chunk, None, None, Some(request), false);
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
-            processor.step(&text, &plan.ids, None, prompt, ctx);
+            processor.step(&text, &plan.ids, None, parser_prompt, ctx);
             held = plan.held;
         }
         processor.tools_streamed = state.tools_streamed;
@@ -48,7 +57,7 @@ impl Derenderer {
             let (mut delta, mut finish_reason) = (None, None);
             if !delta_ids.is_empty() || finish.is_some() {
                 let text = self.decode_chunk(&plan, &mut window, choice, Some(request), false);
-                (delta, finish_reason) = processor.step(&text, &plan.ids, finish, prompt, ctx);
+                (delta, finish_reason) = processor.step(&text, &plan.ids, finish, parser_prompt, ctx);
             }
             let stop_reason = plan.stop_reason;
             if !delta_ids.is_empty() {

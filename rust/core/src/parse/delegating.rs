@@ -161,6 +161,13 @@ impl DelegatingParser {
         prompt_ids: Option<&[i64]>,
         finished: bool,
     ) -> Option<Delta> {
+        if !self.prompt_reasoning_checked
+            && prompt_ids.is_none()
+            && self.reasoning.as_ref().is_some_and(|r| r.passthrough())
+        {
+            self.prompt_reasoning_checked = true;
+            self.reasoning_ended = true;
+        }
         if !self.prompt_reasoning_checked {
             if let Some(prompt) = prompt_ids {
                 self.prompt_reasoning_checked = true;

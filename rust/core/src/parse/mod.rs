@@ -6,6 +6,7 @@ mod coerce;
 pub mod context;
 mod delegating;
 pub mod engine;
+mod glm47;
 mod hermes;
 pub mod pyjson;
 mod qwen3;
@@ -79,6 +80,11 @@ pub trait ReasoningParser: Send {
         false
     }
     fn engine_confirmed_end(&self) -> bool {
+        false
+    }
+    /// Batch returns the whole text as content (thinking switched off):
+    /// streams then skip the reasoning phase, as batch does.
+    fn passthrough(&self) -> bool {
         false
     }
     /// Flush text an engine still holds (`finish_streaming`).

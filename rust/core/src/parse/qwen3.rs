@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use super::engine::{tr, EngineConfig, EventType as E, State as S};
+use super::engine::{tr, ArgFormat, EngineConfig, EventType as E, State as S};
 
 /// The wrapper strings a family of the Qwen3 grammar uses.
 struct Markers {
@@ -86,6 +86,9 @@ fn build(m: &Markers, thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: m.turn_boundaries.to_vec(),
         strip_trailing_reasoning_whitespace: false,
+        arg_format: ArgFormat::Qwen3Xml,
+        validate_tool_names: false,
+        strip_tool_names: false,
     }
 }
 

@@ -12,6 +12,7 @@ enum ReasoningFamily {
     DeepSeekV3,
     Qwen3,
     SeedOss,
+    Glm45,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,6 +20,7 @@ enum ToolFamily {
     Hermes,
     Qwen3Coder,
     SeedOss,
+    Glm47,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -62,6 +64,7 @@ impl ParserSpec {
             Some("deepseek_v3") => Some(ReasoningFamily::DeepSeekV3),
             Some("qwen3") => Some(ReasoningFamily::Qwen3),
             Some("seed_oss") => Some(ReasoningFamily::SeedOss),
+            Some("glm45") | Some("glm47") => Some(ReasoningFamily::Glm45),
             Some(other) => return Err(ParserSpecError::UnknownReasoning(other.to_string())),
         };
         let tool = match (tool, enable_auto_tools) {
@@ -69,6 +72,7 @@ impl ParserSpec {
             (Some("hermes") | Some("qwen3_json"), true) => Some(ToolFamily::Hermes),
             (Some("qwen3_coder") | Some("qwen3_xml"), true) => Some(ToolFamily::Qwen3Coder),
             (Some("seed_oss"), true) => Some(ToolFamily::SeedOss),
+            (Some("glm45") | Some("glm47"), true) => Some(ToolFamily::Glm47),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -110,7 +114,8 @@ impl ParserSpec {
         use super::ToolChoice;
         // Requests are adjusted when a reasoning parser is configured or a
         // tool may be called; engine reasoning parsers keep special tokens.
-        let mut keep_special = matches!(self.reasoning, Some(ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss));
+        let mut keep_special =
+            matches!(self.reasoning, Some(ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss | ReasoningFamily::Glm45));
         let mut structured = None;
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
             keep_special = true;
@@ -167,6 +172,12 @@ impl ParserSpec {
                 engine.passthrough_without_thinking = !thinking;
                 Some(Box::new(engine))
             }
+            Some(ReasoningFamily::Glm45) => {
+                let thinking = super::glm47::thinking_enabled(&ctx.template_kwargs);
+                let mut engine = EngineReasoning::new(super::glm47::config(thinking), model.clone());
+                engine.passthrough_without_thinking = !thinking;
+                Some(Box::new(engine))
+            }
         };
         let tool: Option<Box<dyn ToolParser>> = match self.tool {
             None => None,
@@ -181,6 +192,10 @@ impl ParserSpec {
                 let mut tools = EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none());
                 tools.supports_required_and_named = forced_json;
                 Some(Box::new(tools))
+            }
+            Some(ToolFamily::Glm47) => {
+                let config = super::glm47::config(super::glm47::thinking_enabled(&ctx.template_kwargs));
+                Some(Box::new(EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none())))
             }
         };
         DelegatingParser::new(reasoning, tool, self.enable_auto_tools)

@@ -70,6 +70,21 @@ pub struct EngineConfig {
     pub preserve_tokens: Vec<&'static str>,
     pub turn_boundary_tokens: Vec<&'static str>,
     pub strip_trailing_reasoning_whitespace: bool,
+    /// How tool arguments are written (the config's converter/extender).
+    pub arg_format: ArgFormat,
+    /// Only names of offered tools become calls.
+    pub validate_tool_names: bool,
+    /// Tool names are stripped of surrounding whitespace (GLM).
+    pub strip_tool_names: bool,
+}
+
+/// The argument converters of the XML-style families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgFormat {
+    /// `<parameter=k>v</parameter>` (Qwen3, Seed-OSS).
+    Qwen3Xml,
+    /// `<arg_key>k</arg_key><arg_value>v</arg_value>` (GLM).
+    Glm47,
 }
 
 impl EngineConfig {

@@ -252,6 +252,10 @@ impl ReasoningParser for EngineReasoning {
         true
     }
 
+    fn passthrough(&self) -> bool {
+        self.passthrough_without_thinking
+    }
+
     fn engine_confirmed_end(&self) -> bool {
         self.reasoning_ended
     }

@@ -6,13 +6,45 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use super::ArgFormat;
 use super::{EngineConfig, Event, EventType, State, StreamingEngine};
 use crate::model::Model;
 use crate::parse::coerce::{coerce_dict, schema_types};
 use crate::parse::pyjson::{dumps, loads};
-use crate::parse::qwen3_args::{self, ValueExtender};
+use crate::parse::{glm47, qwen3_args};
 use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+
+/// Streams an open trailing string value, per argument format.
+#[derive(Clone)]
+enum Extender {
+    Qwen3(qwen3_args::ValueExtender),
+    Glm47(glm47::ValueExtender),
+}
+
+impl Extender {
+    fn new(format: ArgFormat, raw: &str) -> Option<Extender> {
+        match format {
+            ArgFormat::Qwen3Xml => qwen3_args::ValueExtender::new(raw).map(Extender::Qwen3),
+            ArgFormat::Glm47 => glm47::ValueExtender::new(raw).map(Extender::Glm47),
+        }
+    }
+
+    fn extend(&mut self, delta: &str) -> Option<String> {
+        match self {
+            Extender::Qwen3(e) => e.extend(delta),
+            Extender::Glm47(e) => e.extend(delta),
+        }
+    }
+}
+
+/// The family's argument converter (`arg_converter(raw, partial)`).
+fn convert(format: ArgFormat, raw: &str, partial: bool) -> String {
+    match format {
+        ArgFormat::Qwen3Xml => qwen3_args::convert(raw, partial),
+        ArgFormat::Glm47 => glm47::convert(raw, partial),
+    }
+}
 
 #[derive(Default, Clone)]
 struct Slot {
@@ -22,7 +54,7 @@ struct Slot {
     name_sent: bool,
     string_keys: Option<Vec<String>>,
     streamed: String,
-    extender: Option<ValueExtender>,
+    extender: Option<Extender>,
     open_value_streams: bool,
 }
 
@@ -174,6 +206,17 @@ impl EngineTools {
         args_json.to_string()
     }
 
+    /// `_accept_tool_name`: non-empty, and offered when names are validated.
+    fn accept_name(&self, name: &str) -> bool {
+        if name.is_empty() {
+            return false;
+        }
+        if !self.config.validate_tool_names || self.tools.is_empty() {
+            return true;
+        }
+        self.tools.iter().any(|t| t.get("function").and_then(|f| f.get("name")).and_then(Value::as_str) == Some(name))
+    }
+
     fn ensure_slot(&mut self, idx: i64) {
         while self.slots.len() as i64 <= idx {
             self.slots.push(Slot::default());
@@ -230,7 +273,7 @@ impl EngineTools {
                 None => slot.extender = None,
             }
         }
-        let current = qwen3_args::convert(&slot.args, true);
+        let current = convert(self.config.arg_format, &slot.args, true);
         let name = slot.name.clone();
         let current = if name.is_empty() { current } else { self.fix_arg_types(&current, &name) };
         let slot = &mut self.slots[idx];
@@ -243,14 +286,14 @@ impl EngineTools {
         }
         let diff = safe[slot.streamed.len()..].to_string();
         slot.streamed = safe;
-        slot.extender = ValueExtender::new(&slot.args);
+        slot.extender = Extender::new(self.config.arg_format, &slot.args);
         slot.open_value_streams = streams;
         (!diff.is_empty()).then_some(diff)
     }
 
     fn flush_arg_converter(&mut self, idx: usize) -> Option<String> {
         let slot = &self.slots[idx];
-        let mut fin = qwen3_args::convert(&slot.args, false);
+        let mut fin = convert(self.config.arg_format, &slot.args, false);
         if !fin.is_empty() {
             fin = self.fix_arg_types(&fin, &slot.name.clone());
         }
@@ -277,7 +320,8 @@ impl EngineTools {
             } else {
                 None
             };
-            if let Some(n) = name.filter(|n| !n.is_empty()) {
+            let name = name.map(|n| if self.config.strip_tool_names { n.trim().to_string() } else { n });
+            if let Some(n) = name.filter(|n| self.accept_name(n)) {
                 let d = self.name_delta(idx, n, None);
                 deltas.push(d);
             }
@@ -298,6 +342,9 @@ impl EngineTools {
         if idx >= self.slots.len() {
             return;
         }
+        if self.config.strip_tool_names {
+            self.slots[idx].name = self.slots[idx].name.trim().to_string();
+        }
         let mut remaining = self.flush_arg_converter(idx);
         if !self.slots[idx].name_sent {
             let name = if self.slots[idx].name.is_empty() {
@@ -305,7 +352,7 @@ impl EngineTools {
             } else {
                 self.slots[idx].name.clone()
             };
-            if !name.is_empty() {
+            if self.accept_name(&name) {
                 let d = self.name_delta(idx, name, Some(remaining.take().unwrap_or_default()));
                 deltas.push(d);
             }
@@ -404,11 +451,11 @@ impl EngineTools {
                 name = n;
                 a
             } else if !raw.trim().is_empty() {
-                qwen3_args::convert(&raw, false)
+                convert(self.config.arg_format, &raw, false)
             } else {
                 "{}".to_string()
             };
-            if name.is_empty() {
+            if !self.accept_name(&name) {
                 continue;
             }
             if self.slots[idx].id.is_empty() {
