@@ -99,3 +99,26 @@ def test_runaway_templates_are_stopped(core):
     }
     status, out = post(trusted, CHAT, body)
     assert status == 400
+
+
+def test_tokenize_and_detokenize_round_trip(core):
+    status, out = post(core, "/tokenize", {"prompt": "Hello world", "return_token_strs": True})
+    assert status == 200
+    assert out["tokens"] == core.encode("Hello world")
+    assert out["count"] == len(out["tokens"]) and out["max_model_len"] == 40960
+    assert out["token_strs"] == ["Hello", "Ġworld"]
+    status, back = post(core, "/detokenize", {"tokens": out["tokens"]})
+    assert status == 200 and back == {"prompt": "Hello world"}
+
+
+def test_tokenize_chat_applies_the_template(core):
+    chat = post(core, "/tokenize", {"messages": [{"role": "user", "content": "hi"}]})[1]
+    rendered = post(core, CHAT, {"messages": [{"role": "user", "content": "hi"}]})[1]
+    assert chat["tokens"] == rendered["token_ids"]
+    assert chat["token_strs"] is None
+
+
+def test_detokenize_rejects_negative_ids(core):
+    status, out = post(core, "/detokenize", {"tokens": [1, -2]})
+    assert status == 400
+    assert out["error"]["param"] == "body.tokens.1"

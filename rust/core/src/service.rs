@@ -18,6 +18,8 @@ pub enum Route {
     CompletionDerender,
     ChatRender,
     CompletionRender,
+    Tokenize,
+    Detokenize,
 }
 
 impl Route {
@@ -27,6 +29,8 @@ impl Route {
             "/v1/completions/derender" => Some(Route::CompletionDerender),
             "/v1/chat/completions/render" => Some(Route::ChatRender),
             "/v1/completions/render" => Some(Route::CompletionRender),
+            "/tokenize" => Some(Route::Tokenize),
+            "/detokenize" => Some(Route::Detokenize),
             _ => None,
         }
     }
@@ -85,6 +89,8 @@ impl Derenderer {
             },
             Route::ChatRender => ok_json(&self.chat_render(value.as_ref(), request_id)?),
             Route::CompletionRender => ok_json(&self.completion_render(value.as_ref(), request_id)?),
+            Route::Tokenize => ok_json(&self.tokenize(value.as_ref())?),
+            Route::Detokenize => ok_json(&self.detokenize(value.as_ref())?),
         }
     }
 }

@@ -157,6 +157,8 @@ fn native_routes() -> Vec<&'static str> {
         "/v1/completions/derender",
         "/v1/chat/completions/render",
         "/v1/completions/render",
+        "/tokenize",
+        "/detokenize",
     ]
 }
 

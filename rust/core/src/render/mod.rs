@@ -4,6 +4,7 @@
 mod messages;
 pub mod sampling;
 pub mod template;
+mod tokenize;
 
 use serde_json::{Map, Value};
 
@@ -16,7 +17,7 @@ use sampling::Sampling;
 pub use template::{ChatTemplate, TemplateError};
 
 /// The body as an object, with FastAPI's errors for a missing or non-object body.
-fn body_object(body: Option<&Value>) -> Result<&Obj, ApiError> {
+pub(crate) fn body_object(body: Option<&Value>) -> Result<&Obj, ApiError> {
     let root = Loc::root("body");
     let mut errs = Errors::default();
     match body {
@@ -337,7 +338,12 @@ impl Derenderer {
     }
 
     /// Render the conversation through the chat template.
-    fn apply_chat_template(&self, o: &Obj, ctx: &ChatContext, tools: Option<&[Value]>) -> Result<String, ApiError> {
+    pub(crate) fn apply_chat_template(
+        &self,
+        o: &Obj,
+        ctx: &ChatContext,
+        tools: Option<&[Value]>,
+    ) -> Result<String, ApiError> {
         let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
         if let Some(k) = request_kwargs {
             let bad: Vec<&String> = k.keys().filter(|k| *k == "chat_template" || *k == "tokenize").collect();
@@ -385,7 +391,7 @@ impl Derenderer {
         Ok(text)
     }
 
-    fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>, ApiError> {
+    pub(crate) fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>, ApiError> {
         self.model
             .tokenizer
             .encode(text, add_special)

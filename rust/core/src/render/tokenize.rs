@@ -1,0 +1,71 @@
+//! `/tokenize` and `/detokenize`, as vLLM's render server has them.
+
+use serde_json::{json, Value};
+
+use super::body_object;
+use crate::derender::Derenderer;
+use crate::error::ApiError;
+use crate::parse::context::ChatContext;
+use crate::pydantic::{read, Errors, Loc};
+
+impl Derenderer {
+    /// `POST /tokenize`: a `prompt`, or chat `messages` through the template.
+    pub fn tokenize(&self, body: Option<&Value>) -> Result<Value, ApiError> {
+        let o = body_object(body)?;
+        let root = Loc::root("body");
+        let mut errs = Errors::default();
+        let chat = o.contains_key("messages");
+        if chat {
+            read::list(&o["messages"], &root.field("messages"), &mut errs);
+        } else {
+            match o.get("prompt") {
+                None => errs.missing(&root.field("prompt"), &Value::Object(o.clone())),
+                Some(p) => {
+                    read::string(p, &root.field("prompt"), &mut errs);
+                }
+            }
+        }
+        if !errs.is_empty() {
+            return Err(errs.into_api_error());
+        }
+        self.check_model(o.get("model").and_then(Value::as_str))?;
+        let ids = if chat {
+            let ctx = ChatContext::from_request(o, &self.settings.default_chat_template_kwargs);
+            let tools: Option<Vec<Value>> =
+                o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
+            let text = self.apply_chat_template(o, &ctx, tools.as_deref())?;
+            self.encode(&text, o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false))?
+        } else {
+            let prompt = o.get("prompt").and_then(Value::as_str).unwrap_or("");
+            self.encode(prompt, o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(true))?
+        };
+        let token_strs = o.get("return_token_strs").and_then(Value::as_bool).unwrap_or(false).then(|| {
+            ids.iter()
+                .map(|&id| self.model.piece(i64::from(id)).map_or(Value::Null, |p| Value::String(p.to_string())))
+                .collect::<Vec<_>>()
+        });
+        Ok(json!({
+            "count": ids.len(),
+            "max_model_len": self.settings.max_model_len,
+            "tokens": ids,
+            "token_strs": token_strs,
+        }))
+    }
+
+    /// `POST /detokenize`: `tokens` back to text.
+    pub fn detokenize(&self, body: Option<&Value>) -> Result<Value, ApiError> {
+        let o = body_object(body)?;
+        let root = Loc::root("body");
+        let mut errs = Errors::default();
+        let tokens = match o.get("tokens") {
+            None => {
+                errs.missing(&root.field("tokens"), &Value::Object(o.clone()));
+                None
+            }
+            Some(t) => read::int_list(t, Some(0), &root.field("tokens"), &mut errs),
+        };
+        let Some(tokens) = tokens.filter(|_| errs.is_empty()) else { return Err(errs.into_api_error()) };
+        self.check_model(o.get("model").and_then(Value::as_str))?;
+        Ok(json!({ "prompt": self.model.decode(&tokens) }))
+    }
+}
