@@ -20,15 +20,12 @@ impl Derenderer {
     ) -> Result<(ChatChunk, StreamState), LogprobError> {
         let mut state = req.stream_state.clone().unwrap_or_default();
         let prompt = req.prompt_token_ids.as_deref();
-        // The parser settles its initial reasoning state from the prompt the
-        // engine reported, as the batch answer does (vLLM's stream uses the
-        // request's `prompt_token_ids` here and can disagree with its batch).
-        let parser_prompt = match req.generate_chunk.prompt_token_ids.as_deref() {
-            Some(p) => Some(p),
-            // Without a reasoning parser the prompt only opens the tool phase.
-            None if !spec.has_reasoning() => prompt,
-            None => None,
-        };
+        // With a reasoning parser, the engine reports the prompt on the first
+        // chunk only and the state cannot carry it, so every call replays
+        // without it: the answer stays the same on every call and matches the
+        // batch answer for the same output (vLLM's stream uses the request's
+        // `prompt_token_ids` and can disagree with its batch).
+        let parser_prompt = if spec.has_reasoning() { None } else { prompt };
         let mut processor = ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx);
         let mut window = Window::seed(&self.model, prompt, false);
 
