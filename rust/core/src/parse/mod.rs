@@ -8,6 +8,7 @@ mod delegating;
 pub mod engine;
 mod glm47;
 mod hermes;
+mod minimax_m2;
 pub mod pyjson;
 mod qwen3;
 mod qwen3_args;

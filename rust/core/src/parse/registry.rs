@@ -13,6 +13,7 @@ enum ReasoningFamily {
     Qwen3,
     SeedOss,
     Glm45,
+    MinimaxM2,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +22,7 @@ enum ToolFamily {
     Qwen3Coder,
     SeedOss,
     Glm47,
+    MinimaxM2,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -65,6 +67,7 @@ impl ParserSpec {
             Some("qwen3") => Some(ReasoningFamily::Qwen3),
             Some("seed_oss") => Some(ReasoningFamily::SeedOss),
             Some("glm45") | Some("glm47") => Some(ReasoningFamily::Glm45),
+            Some("minimax_m2") => Some(ReasoningFamily::MinimaxM2),
             Some(other) => return Err(ParserSpecError::UnknownReasoning(other.to_string())),
         };
         let tool = match (tool, enable_auto_tools) {
@@ -73,6 +76,7 @@ impl ParserSpec {
             (Some("qwen3_coder") | Some("qwen3_xml"), true) => Some(ToolFamily::Qwen3Coder),
             (Some("seed_oss"), true) => Some(ToolFamily::SeedOss),
             (Some("glm45") | Some("glm47"), true) => Some(ToolFamily::Glm47),
+            (Some("minimax_m2"), true) => Some(ToolFamily::MinimaxM2),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -114,8 +118,12 @@ impl ParserSpec {
         use super::ToolChoice;
         // Requests are adjusted when a reasoning parser is configured or a
         // tool may be called; engine reasoning parsers keep special tokens.
-        let mut keep_special =
-            matches!(self.reasoning, Some(ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss | ReasoningFamily::Glm45));
+        let mut keep_special = matches!(
+            self.reasoning,
+            Some(
+                ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss | ReasoningFamily::Glm45 | ReasoningFamily::MinimaxM2
+            )
+        );
         let mut structured = None;
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
             keep_special = true;
@@ -172,6 +180,11 @@ impl ParserSpec {
                 engine.passthrough_without_thinking = !thinking;
                 Some(Box::new(engine))
             }
+            Some(ReasoningFamily::MinimaxM2) => {
+                let mut engine = EngineReasoning::new(super::minimax_m2::config(), model.clone());
+                engine.content_ids_after_end_only = true;
+                Some(Box::new(engine))
+            }
             Some(ReasoningFamily::Glm45) => {
                 let thinking = super::glm47::thinking_enabled(&ctx.template_kwargs);
                 let mut engine = EngineReasoning::new(super::glm47::config(thinking), model.clone());
@@ -193,6 +206,12 @@ impl ParserSpec {
                 tools.supports_required_and_named = forced_json;
                 Some(Box::new(tools))
             }
+            Some(ToolFamily::MinimaxM2) => Some(Box::new(EngineTools::new(
+                super::minimax_m2::config(),
+                model.clone(),
+                ctx.tools.clone(),
+                self.reasoning.is_none(),
+            ))),
             Some(ToolFamily::Glm47) => {
                 let config = super::glm47::config(super::glm47::thinking_enabled(&ctx.template_kwargs));
                 Some(Box::new(EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none())))

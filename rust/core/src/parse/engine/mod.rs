@@ -85,6 +85,8 @@ pub enum ArgFormat {
     Qwen3Xml,
     /// `<arg_key>k</arg_key><arg_value>v</arg_value>` (GLM).
     Glm47,
+    /// `<parameter name="k">v</parameter>` (MiniMax-M2).
+    MinimaxM2,
 }
 
 impl EngineConfig {

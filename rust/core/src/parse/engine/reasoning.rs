@@ -13,6 +13,8 @@ pub struct EngineReasoning {
     /// Batch returns the text untouched when the format's thinking is off
     /// (`Qwen3Parser.extract_reasoning`).
     pub passthrough_without_thinking: bool,
+    /// `extract_content_ids` only returns ids after `</think>` (MiniMax).
+    pub content_ids_after_end_only: bool,
     config: &'static EngineConfig,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -43,6 +45,7 @@ impl EngineReasoning {
         let end_ids = derive_end_ids(config, &model);
         EngineReasoning {
             passthrough_without_thinking: false,
+            content_ids_after_end_only: false,
             config,
             model,
             engine,
@@ -217,6 +220,10 @@ impl ReasoningParser for EngineReasoning {
     }
 
     fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64> {
+        if self.content_ids_after_end_only {
+            let Some(end) = self.end_id else { return Vec::new() };
+            return ids.iter().rposition(|&x| x == end).map_or_else(Vec::new, |i| ids[i + 1..].to_vec());
+        }
         if !self.wait_for_reasoning() {
             return ids.to_vec();
         }

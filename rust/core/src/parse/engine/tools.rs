@@ -11,7 +11,7 @@ use super::{EngineConfig, Event, EventType, State, StreamingEngine};
 use crate::model::Model;
 use crate::parse::coerce::{coerce_dict, schema_types};
 use crate::parse::pyjson::{dumps, loads};
-use crate::parse::{glm47, qwen3_args};
+use crate::parse::{glm47, minimax_m2, qwen3_args};
 use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
@@ -20,6 +20,7 @@ use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 enum Extender {
     Qwen3(qwen3_args::ValueExtender),
     Glm47(glm47::ValueExtender),
+    MinimaxM2(minimax_m2::ValueExtender),
 }
 
 impl Extender {
@@ -27,6 +28,7 @@ impl Extender {
         match format {
             ArgFormat::Qwen3Xml => qwen3_args::ValueExtender::new(raw).map(Extender::Qwen3),
             ArgFormat::Glm47 => glm47::ValueExtender::new(raw).map(Extender::Glm47),
+            ArgFormat::MinimaxM2 => minimax_m2::ValueExtender::new(raw).map(Extender::MinimaxM2),
         }
     }
 
@@ -34,6 +36,7 @@ impl Extender {
         match self {
             Extender::Qwen3(e) => e.extend(delta),
             Extender::Glm47(e) => e.extend(delta),
+            Extender::MinimaxM2(e) => e.extend(delta),
         }
     }
 }
@@ -43,6 +46,7 @@ fn convert(format: ArgFormat, raw: &str, partial: bool) -> String {
     match format {
         ArgFormat::Qwen3Xml => qwen3_args::convert(raw, partial),
         ArgFormat::Glm47 => glm47::convert(raw, partial),
+        ArgFormat::MinimaxM2 => minimax_m2::convert(raw, partial),
     }
 }
 
