@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::engine::{tr, ArgFormat, EngineConfig, EventType as E, State as S, Transition};
 use super::pyjson::{dumps, dumps_str};
+use super::qwen3_args::{closer, end_window, prefix_of, word, ws, Param};
 
 fn build() -> EngineConfig {
     let mut transitions: Vec<((S, &'static str), Transition)> = vec![
@@ -74,43 +75,18 @@ pub fn config() -> &'static EngineConfig {
     CONFIG.get_or_init(build)
 }
 
-fn ws(c: &[char], mut i: usize) -> usize {
-    while i < c.len() && c[i].is_whitespace() {
-        i += 1;
-    }
-    i
-}
-
-fn lit(c: &[char], i: usize, w: &str) -> Option<usize> {
-    let w: Vec<char> = w.chars().collect();
-    (c.len() >= i + w.len() && c[i..i + w.len()] == w[..]).then_some(i + w.len())
-}
-
 /// `<\s*parameter\s+name\s*=` at `i`: the index after `=`.
 fn opener(c: &[char], i: usize) -> Option<usize> {
     if c.get(i) != Some(&'<') {
         return None;
     }
-    let j = lit(c, ws(c, i + 1), "parameter")?;
+    let j = word(c, ws(c, i + 1), "parameter")?;
     let k = ws(c, j);
     if k == j {
         return None; // `\s+` needs at least one
     }
-    let k = ws(c, lit(c, k, "name")?);
+    let k = ws(c, word(c, k, "name")?);
     (c.get(k) == Some(&'=')).then_some(k + 1)
-}
-
-/// `<\s*/\s*parameter\s*>` at `i`.
-fn closer(c: &[char], i: usize) -> Option<usize> {
-    if c.get(i) != Some(&'<') {
-        return None;
-    }
-    let j = ws(c, i + 1);
-    if c.get(j) != Some(&'/') {
-        return None;
-    }
-    let j = ws(c, lit(c, ws(c, j + 1), "parameter")?);
-    (c.get(j) == Some(&'>')).then_some(j + 1)
 }
 
 /// The name part and the index after the `>`; `bare` says which form.
@@ -132,13 +108,6 @@ fn name_part(c: &[char], j: usize) -> Option<(String, usize, bool)> {
     };
     let k = ws(c, k);
     (c.get(k) == Some(&'>')).then(|| (name, k + 1, bare))
-}
-
-struct Param {
-    start: usize,
-    end: usize,
-    name: String,
-    value: String,
 }
 
 fn param_at(c: &[char], i: usize) -> Option<Param> {
@@ -210,41 +179,10 @@ fn has_value_end(t: &[char]) -> bool {
     (0..t.len()).any(|i| closer(t, i).is_some() || opener(t, i).is_some())
 }
 
-/// Could `tail` still grow into a value end?
+/// Could `t` still grow into a value end (`</parameter>` or `<parameter name=`)?
 fn may_become_end(t: &[char]) -> bool {
-    fn prefix_of(t: &[char], parts: &[&str]) -> bool {
-        let mut i = 0;
-        for part in parts {
-            match *part {
-                "\\s*" | "\\s+" => {
-                    while i < t.len() && t[i].is_whitespace() {
-                        i += 1;
-                    }
-                }
-                p => {
-                    for pc in p.chars() {
-                        if i == t.len() {
-                            return true;
-                        }
-                        if t[i] != pc {
-                            return false;
-                        }
-                        i += 1;
-                    }
-                }
-            }
-        }
-        i == t.len()
-    }
     prefix_of(t, &["<", "\\s*", "/", "\\s*", "parameter", "\\s*", ">"])
         || prefix_of(t, &["<", "\\s*", "parameter", "\\s+", "name", "\\s*", "="])
-}
-
-fn end_window(text: &[char]) -> Vec<char> {
-    match text.iter().rposition(|&ch| ch == '<') {
-        Some(s) if may_become_end(&text[s..]) => text[s..].to_vec(),
-        _ => Vec::new(),
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -262,7 +200,7 @@ impl ValueExtender {
         if has_value_end(&remaining[..start]) || (bare && name.starts_with(['"', '\''])) {
             return None;
         }
-        Some(ValueExtender { window: end_window(&value.chars().collect::<Vec<_>>()) })
+        Some(ValueExtender { window: end_window(&value.chars().collect::<Vec<_>>(), may_become_end) })
     }
 
     pub fn extend(&mut self, delta: &str) -> Option<String> {
@@ -271,7 +209,7 @@ impl ValueExtender {
         if has_value_end(&text) {
             return None;
         }
-        self.window = end_window(&text);
+        self.window = end_window(&text, may_become_end);
         let q = dumps_str(delta);
         Some(q[1..q.len() - 1].to_string())
     }

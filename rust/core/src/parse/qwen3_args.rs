@@ -9,14 +9,14 @@ use serde_json::{Map, Value};
 use super::pyjson::{dumps, dumps_str};
 
 /// Skip Python `\s` characters from `i`.
-fn ws(c: &[char], mut i: usize) -> usize {
+pub(super) fn ws(c: &[char], mut i: usize) -> usize {
     while i < c.len() && c[i].is_whitespace() {
         i += 1;
     }
     i
 }
 
-fn word(c: &[char], i: usize, w: &str) -> Option<usize> {
+pub(super) fn word(c: &[char], i: usize, w: &str) -> Option<usize> {
     let w: Vec<char> = w.chars().collect();
     (c.len() >= i + w.len() && c[i..i + w.len()] == w[..]).then_some(i + w.len())
 }
@@ -32,7 +32,7 @@ fn opener_eq(c: &[char], i: usize) -> Option<usize> {
 }
 
 /// `<\s*/\s*parameter\s*>` at `i`: the index after `>`.
-fn closer(c: &[char], i: usize) -> Option<usize> {
+pub(super) fn closer(c: &[char], i: usize) -> Option<usize> {
     if c.get(i) != Some(&'<') {
         return None;
     }
@@ -45,11 +45,12 @@ fn closer(c: &[char], i: usize) -> Option<usize> {
     (c.get(j) == Some(&'>')).then_some(j + 1)
 }
 
-struct Param {
-    start: usize,
-    end: usize,
-    name: String,
-    value: String,
+/// One matched parameter (shared with the MiniMax-M2 arguments).
+pub(super) struct Param {
+    pub start: usize,
+    pub end: usize,
+    pub name: String,
+    pub value: String,
 }
 
 /// One `_PARAM_RE` match starting exactly at `i`.
@@ -134,40 +135,43 @@ pub fn convert(raw: &str, partial: bool) -> String {
     dumps(&Value::Object(params))
 }
 
-/// Could `tail` still grow into a value end (`</parameter>` or `<parameter=`)?
-fn may_become_end(tail: &[char]) -> bool {
-    // Walk both patterns; the tail must be a prefix of one of them.
-    fn prefix_of(t: &[char], parts: &[&str]) -> bool {
-        let mut i = 0;
-        for part in parts {
-            if *part == "\\s*" {
-                while i < t.len() && t[i].is_whitespace() {
-                    i += 1;
-                }
-                continue;
-            }
-            for pc in part.chars() {
-                if i == t.len() {
-                    return true;
-                }
-                if t[i] != pc {
-                    return false;
-                }
+/// Is `t` a prefix of the pattern `parts` (literals and `\\s*`/`\\s+`)? A `\\s+`
+/// is walked like `\\s*`: erring towards "may still match" only holds text back.
+pub(super) fn prefix_of(t: &[char], parts: &[&str]) -> bool {
+    let mut i = 0;
+    for part in parts {
+        if matches!(*part, "\\s*" | "\\s+") {
+            while i < t.len() && t[i].is_whitespace() {
                 i += 1;
             }
+            continue;
         }
-        i == t.len()
+        for pc in part.chars() {
+            if i == t.len() {
+                return true;
+            }
+            if t[i] != pc {
+                return false;
+            }
+            i += 1;
+        }
     }
-    prefix_of(tail, &["<", "\\s*", "/", "\\s*", "parameter", "\\s*", ">"])
-        || prefix_of(tail, &["<", "\\s*", "parameter", "\\s*", "="])
+    i == t.len()
 }
 
-/// `_param_value_end_window`.
-fn end_window(text: &[char]) -> Vec<char> {
+/// `_param_value_end_window`: the tail from the last `<` while it may still
+/// grow into a value end, else nothing.
+pub(super) fn end_window(text: &[char], may_become_end: fn(&[char]) -> bool) -> Vec<char> {
     match text.iter().rposition(|&ch| ch == '<') {
         Some(s) if may_become_end(&text[s..]) => text[s..].to_vec(),
         _ => Vec::new(),
     }
+}
+
+/// Could `tail` still grow into a value end (`</parameter>` or `<parameter=`)?
+fn may_become_end(tail: &[char]) -> bool {
+    prefix_of(tail, &["<", "\\s*", "/", "\\s*", "parameter", "\\s*", ">"])
+        || prefix_of(tail, &["<", "\\s*", "parameter", "\\s*", "="])
 }
 
 fn has_value_end(text: &[char]) -> bool {
@@ -194,7 +198,7 @@ impl ValueExtender {
         }
         let vc: Vec<char> = value.chars().collect();
         let held = if value.ends_with('\n') && value != "\n" { "\n".to_string() } else { String::new() };
-        Some(ValueExtender { window: end_window(&vc), started: !value.is_empty(), held })
+        Some(ValueExtender { window: end_window(&vc, may_become_end), started: !value.is_empty(), held })
     }
 
     /// The JSON-escaped text `delta` adds to the value; `None` when the
@@ -205,7 +209,7 @@ impl ValueExtender {
         if has_value_end(&text) {
             return None;
         }
-        self.window = end_window(&text);
+        self.window = end_window(&text, may_become_end);
         let mut t = format!("{}{}", self.held, delta);
         if !self.started && !t.is_empty() {
             self.started = true;
