@@ -62,11 +62,8 @@ def load_cases(config: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-# Not implemented yet: GLM's and MiniMax's xgrammar structural tags in render answers.
-NOT_YET = {
-    "glm47": ("render/0324-multi_turn_tools", "tools_auto", "tools_required", "tools_named"),
-    "minimax_m2": ("tools_required", "tools_named"),
-}
+# Not implemented yet: GLM's xgrammar structural tags in render answers.
+NOT_YET = {"glm47": ("render/0324-multi_turn_tools", "tools_auto", "tools_required", "tools_named")}
 
 
 # Per-config divergences. vLLM's minimax_m2 parser raises on a negative

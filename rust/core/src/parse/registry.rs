@@ -142,6 +142,10 @@ impl ParserSpec {
                         None,
                         Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
                     ),
+                    Some(ToolFamily::MinimaxM2) => super::structural::params(
+                        None,
+                        Some(super::structural::minimax(&ctx.tools, only, stop_after_first)),
+                    ),
                     _ => super::structural::params(
                         None,
                         Some(super::structural::hermes(&ctx.tools, only, stop_after_first)),

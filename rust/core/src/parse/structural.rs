@@ -66,6 +66,29 @@ pub fn qwen3_coder(tools: &[Value], only: Option<&str>, stop_after_first: bool) 
     dumps(&json!({"type": "structural_tag", "format": format}))
 }
 
+/// MiniMax-M2 (`<minimax:tool_call>\n<invoke name="NAME">\n...`): the
+/// wrapper as constant strings around the allowed tools' invoke tags.
+pub fn minimax(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
+    let tags: Vec<Value> = allowed_tools(tools, only)
+        .map(|(name, schema)| {
+            json!({
+                "type": "tag",
+                "begin": format!("<invoke name=\"{name}\">\n"),
+                "content": content(schema, "minimax_xml"),
+                "end": "</invoke>\n"
+            })
+        })
+        .collect();
+    dumps(&json!({
+        "type": "structural_tag",
+        "format": {"type": "sequence", "elements": [
+            {"type": "const_string", "value": "\n<minimax:tool_call>\n"},
+            {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first},
+            {"type": "const_string", "value": "</minimax:tool_call>"}
+        ]}
+    }))
+}
+
 /// The JSON schema forcing a tool choice for formats without a structural
 /// tag (`get_json_schema_from_tools`): a named tool's parameters, or an
 /// array of `{name, parameters}` for `required`.
@@ -105,4 +128,38 @@ pub fn params(json_schema: Option<Value>, structural_tag: Option<String>) -> Val
         "disable_any_whitespace": false, "disable_additional_properties": false,
         "whitespace_pattern": null, "structural_tag": structural_tag, "_backend": null, "_backend_was_auto": false
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools() -> Vec<Value> {
+        vec![
+            json!({"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}),
+            json!({"type": "function", "function": {"name": "b", "strict": true, "parameters": {"type": "object"}}}),
+        ]
+    }
+
+    #[test]
+    fn minimax_wraps_invoke_tags_in_the_tool_call_block() {
+        let tag: Value = serde_json::from_str(&minimax(&tools(), None, false)).unwrap();
+        let elements = &tag["format"]["elements"];
+        assert_eq!(elements[0]["value"], "\n<minimax:tool_call>\n");
+        assert_eq!(elements[2]["value"], "</minimax:tool_call>");
+        let tags = elements[1]["tags"].as_array().unwrap();
+        assert_eq!(tags[0]["begin"], "<invoke name=\"a\">\n");
+        // Only a strict tool pins its schema.
+        assert_eq!(tags[0]["content"]["json_schema"], true);
+        assert_eq!(tags[1]["content"]["json_schema"], json!({"type": "object"}));
+        assert_eq!(elements[1]["stop_after_first"], false);
+    }
+
+    #[test]
+    fn minimax_named_keeps_only_that_tool() {
+        let tag: Value = serde_json::from_str(&minimax(&tools(), Some("b"), true)).unwrap();
+        let list = &tag["format"]["elements"][1];
+        assert_eq!(list["tags"].as_array().unwrap().len(), 1);
+        assert_eq!(list["stop_after_first"], true);
+    }
 }
