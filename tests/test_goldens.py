@@ -62,10 +62,6 @@ def load_cases(config: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-# Not implemented yet: GLM's xgrammar structural tags in render answers.
-NOT_YET = {"glm47": ("render/0324-multi_turn_tools", "tools_auto", "tools_required", "tools_named")}
-
-
 # Per-config divergences. vLLM's minimax_m2 parser raises on a negative
 # token id in a stream (surfaced as "derender failed"); derender decodes it as
 # vLLM does for every other config.
@@ -75,10 +71,7 @@ CONFIG_DIVERGENT = {"minimax_m2": ("error/0320-stream_negative_token",)}
 def is_excused(case: dict) -> bool:
     if any(d in case["id"] for d in DIVERGENT):
         return True
-    if any(d in case["id"] for d in CONFIG_DIVERGENT.get(case["config"], ())):
-        return True
-    pending = NOT_YET.get(case["config"], ())
-    return case["kind"] == "render" and any(p in case["id"] for p in pending)
+    return any(d in case["id"] for d in CONFIG_DIVERGENT.get(case["config"], ()))
 
 
 def server_args(config: str) -> list[str]:

@@ -132,7 +132,11 @@ impl ParserSpec {
                 ToolChoice::Named(n) => Some((Some(n.as_str()), true)),
                 _ => None,
             };
-            if let Some((only, stop_after_first)) = forced {
+            if self.tool == Some(ToolFamily::Glm47) && ctx.tool_choice != ToolChoice::Null {
+                // GLM-4.7 constrains the envelope even for `auto`.
+                let tag = super::structural::glm47(&ctx.tools, &ctx.tool_choice, ctx.parallel_tool_calls);
+                structured = Some(super::structural::params(None, Some(tag)));
+            } else if let Some((only, stop_after_first)) = forced {
                 structured = Some(match self.tool {
                     Some(ToolFamily::SeedOss) => super::structural::params(
                         Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),

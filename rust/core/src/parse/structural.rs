@@ -89,6 +89,108 @@ pub fn minimax(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> S
     }))
 }
 
+/// What a GLM-4.7 argument value may not contain.
+const GLM47_VALUE_EXCLUDES: [&str; 8] =
+    ["<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"];
+
+fn const_string(value: &str) -> Value {
+    json!({"type": "const_string", "value": value})
+}
+
+/// One format, or an `or` of several.
+fn one_or_any(mut formats: Vec<Value>) -> Value {
+    if formats.len() == 1 {
+        formats.remove(0)
+    } else {
+        json!({"type": "or", "elements": formats})
+    }
+}
+
+/// A GLM-4.7 value by its property schema: strings verbatim, enums as
+/// constants, other types as bare JSON.
+fn glm47_value(prop: &Value) -> Value {
+    let any_text =
+        || json!({"type": "any_text", "excludes": GLM47_VALUE_EXCLUDES, "max_tokens": null, "max_chars": null});
+    if let Some(values) = prop.get("enum").and_then(Value::as_array) {
+        return one_or_any(
+            values.iter().map(|v| const_string(&v.as_str().map_or_else(|| dumps(v), str::to_string))).collect(),
+        );
+    }
+    match prop.get("type") {
+        Some(Value::Array(types)) => {
+            let mut formats: Vec<Value> = types
+                .iter()
+                .filter(|t| t.as_str() != Some("string"))
+                .map(|t| glm47_value(&json!({"type": t})))
+                .collect();
+            if types.iter().any(|t| t.as_str() == Some("string")) {
+                formats.push(any_text());
+            }
+            one_or_any(formats)
+        }
+        None | Some(Value::Null) => any_text(),
+        Some(Value::String(t)) if t == "string" => any_text(),
+        Some(t) => content(json!({"type": t}), "json"),
+    }
+}
+
+/// `properties` of a plain object schema (no combinators, closed or default).
+fn glm47_plain_properties(params: &Value) -> Option<&serde_json::Map<String, Value>> {
+    let properties = params.get("properties")?.as_object().filter(|p| !p.is_empty())?;
+    let combinator = ["$ref", "allOf", "anyOf", "oneOf", "patternProperties"].iter().any(|k| params.get(k).is_some());
+    (params.get("additionalProperties") != Some(&Value::Bool(true)) && !combinator).then_some(properties)
+}
+
+fn glm47_tag(function: &Value) -> Value {
+    let name = function.get("name").and_then(Value::as_str).unwrap_or("");
+    let params = function.get("parameters").filter(|p| !p.is_null());
+    let strict = function.get("strict").and_then(Value::as_bool) == Some(true);
+    let plain = params.filter(|_| !strict).and_then(glm47_plain_properties);
+    let body = match plain {
+        Some(properties) => {
+            let pairs: Vec<Value> = properties
+                .iter()
+                .map(|(key, prop)| {
+                    json!({"type": "sequence", "elements": [
+                        const_string(&format!("<arg_key>{key}</arg_key><arg_value>")),
+                        glm47_value(prop),
+                        const_string("</arg_value>")
+                    ]})
+                })
+                .collect();
+            json!({"type": "star", "content": one_or_any(pairs)})
+        }
+        None if strict => content(params.cloned().unwrap_or(Value::Bool(true)), "glm_xml"),
+        None => content(Value::Bool(true), "glm_xml"),
+    };
+    json!({"type": "tag", "begin": format!("<tool_call>{name}"), "content": body, "end": "</tool_call>"})
+}
+
+/// GLM-4.7 (`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`):
+/// its parser constrains the call envelope for every request with tools,
+/// `auto` included (vLLM's `ToolStrictLevel.FUNCTION` default).
+pub fn glm47(tools: &[Value], choice: &super::ToolChoice, parallel: bool) -> String {
+    use super::ToolChoice;
+    let only = match choice {
+        ToolChoice::Named(n) => Some(n.as_str()),
+        _ => None,
+    };
+    let tags: Vec<Value> = tools
+        .iter()
+        .filter_map(|t| t.get("function"))
+        .filter(|f| only.is_none_or(|o| f.get("name").and_then(Value::as_str) == Some(o)))
+        .map(glm47_tag)
+        .collect();
+    let forced = only.is_some() || !parallel;
+    let format = if *choice == ToolChoice::Auto {
+        let excludes: Vec<&str> = GLM47_VALUE_EXCLUDES.into_iter().filter(|e| *e != "<tool_call>").collect();
+        json!({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": tags, "at_least_one": false, "stop_after_first": !parallel, "excludes": excludes})
+    } else {
+        json!({"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": forced})
+    };
+    dumps(&json!({"type": "structural_tag", "format": format}))
+}
+
 /// The JSON schema forcing a tool choice for formats without a structural
 /// tag (`get_json_schema_from_tools`): a named tool's parameters, or an
 /// array of `{name, parameters}` for `required`.
@@ -161,5 +263,35 @@ mod tests {
         let list = &tag["format"]["elements"][1];
         assert_eq!(list["tags"].as_array().unwrap().len(), 1);
         assert_eq!(list["stop_after_first"], true);
+    }
+
+    #[test]
+    fn glm47_pins_keys_and_value_types_for_plain_schemas() {
+        let tools = vec![json!({"type": "function", "function": {"name": "f", "parameters": {
+            "type": "object",
+            "properties": {"q": {"type": "string"}, "n": {"type": ["integer", "string"]}, "u": {"enum": ["c", 1]}}
+        }}})];
+        let tag: Value = serde_json::from_str(&glm47(&tools, &super::super::ToolChoice::Auto, true)).unwrap();
+        assert_eq!(tag["format"]["type"], "triggered_tags");
+        let pairs = &tag["format"]["tags"][0]["content"]["content"]["elements"];
+        assert_eq!(pairs[0]["elements"][0]["value"], "<arg_key>q</arg_key><arg_value>");
+        assert_eq!(pairs[0]["elements"][1]["type"], "any_text");
+        let n = &pairs[1]["elements"][1]["elements"];
+        assert_eq!(n[0]["json_schema"], json!({"type": "integer"}));
+        assert_eq!(n[1]["type"], "any_text");
+        let u = &pairs[2]["elements"][1]["elements"];
+        assert_eq!((u[0]["value"].as_str(), u[1]["value"].as_str()), (Some("c"), Some("1")));
+    }
+
+    #[test]
+    fn glm47_falls_back_to_a_free_object_for_combinators() {
+        let tools = vec![
+            json!({"type": "function", "function": {"name": "f", "parameters": {"anyOf": [], "properties": {"a": {}}}}}),
+        ];
+        let tag: Value =
+            serde_json::from_str(&glm47(&tools, &super::super::ToolChoice::Named("f".into()), true)).unwrap();
+        assert_eq!(tag["format"]["stop_after_first"], true);
+        assert_eq!(tag["format"]["tags"][0]["content"]["style"], "glm_xml");
+        assert_eq!(tag["format"]["tags"][0]["content"]["json_schema"], true);
     }
 }
