@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn paths_are_hidden() {
-        assert_eq!(sanitize("The model `/root/models/x` does not exist."), "The model `<path>` does not exist.");
+        assert_eq!(sanitize("The model `/srv/models/x` does not exist."), "The model `<path>` does not exist.");
         assert_eq!(sanitize("The model `nope` does not exist."), "The model `nope` does not exist.");
     }
 }
