@@ -70,22 +70,23 @@ def test_batch_and_streaming_round_trips(server_factory, engine_url):
     assert "'completion_tokens'" in usage
 
 
+WEATHER_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
+
 def test_default_serve_parses_tool_calls(server_factory, engine_url):
     """`derender serve` with no model: Qwen3 + hermes + auto tool choice."""
     render = server_factory([]).url
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}},
-                    "required": ["city"],
-                },
-            },
-        }
-    ]
+    tools = [WEATHER_TOOL]
     chat_request = {
         "model": "Qwen/Qwen3-0.6B",
         "messages": [{"role": "user", "content": "Weather in Paris?"}],
@@ -110,19 +111,7 @@ def test_default_serve_parses_tool_calls(server_factory, engine_url):
 
 def test_round_trip_with_tools(server_factory, engine_url):
     render = server_factory([]).url
-    tools = [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "parameters": {
-                    "type": "object",
-                    "properties": {"city": {"type": "string"}},
-                    "required": ["city"],
-                },
-            },
-        }
-    ]
+    tools = [WEATHER_TOOL]
     chat_request = {
         "model": "Qwen/Qwen3-0.6B",
         "messages": [{"role": "user", "content": "Weather in Paris?"}],

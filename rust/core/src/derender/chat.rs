@@ -183,7 +183,18 @@ impl Derenderer {
         state.prev_tokens = window.prev_tokens;
         state.prefix_offset = window.prefix_offset as i64;
         state.read_offset = window.read_offset as i64;
-        let out = ChatChunk {
+        Ok((self.chat_chunk(req, choices, return_token_ids), state))
+    }
+
+    /// The chunk envelope around `choices`, shared by the plain and parser paths.
+    pub(crate) fn chat_chunk(
+        &self,
+        req: &StreamRequest,
+        choices: Vec<ChatStreamChoice>,
+        return_prompt_ids: bool,
+    ) -> ChatChunk {
+        let chunk = &req.generate_chunk;
+        ChatChunk {
             id: chunk.request_id.clone(),
             object: "chat.completion.chunk",
             created: now(),
@@ -191,12 +202,11 @@ impl Derenderer {
             choices,
             usage: stream_usage(req),
             system_fingerprint: None,
-            prompt_token_ids: if return_token_ids { chunk.prompt_token_ids.clone() } else { None },
+            prompt_token_ids: if return_prompt_ids { chunk.prompt_token_ids.clone() } else { None },
             prompt_text: None,
             metrics: normalize_metrics(&chunk.metrics),
             kv_transfer_params: None,
-        };
-        Ok((out, state))
+        }
     }
 
     /// The incoming state (or a fresh one seeded from the prompt) and its

@@ -2,13 +2,13 @@
 //! every call rebuilds the parser and replays the output so far, chunk by
 //! chunk, before parsing the new chunk (`_derender_chat_stream_parsed`).
 
-use super::chat::{stream_usage, top_limit};
-use super::{now, Derenderer};
+use super::chat::top_limit;
+use super::Derenderer;
 use crate::detok::Window;
 use crate::logprobs::{self, LogprobError};
 use crate::parse::{ChatContext, ChatStreamProcessor, ParserSpec};
 use crate::wire::request::{OutputOptions, StreamRequest, StreamState};
-use crate::wire::response::{normalize_metrics, ChatChunk, ChatStreamChoice, Delta};
+use crate::wire::response::{ChatChunk, ChatStreamChoice, Delta};
 
 impl Derenderer {
     pub(crate) fn chat_stream_parsed(
@@ -92,19 +92,6 @@ impl Derenderer {
             });
         }
         state.tools_streamed = processor.tools_streamed;
-        let out = ChatChunk {
-            id: chunk.request_id.clone(),
-            object: "chat.completion.chunk",
-            created: now(),
-            model: self.response_model(req.model.as_deref()),
-            choices,
-            usage: stream_usage(req),
-            system_fingerprint: None,
-            prompt_token_ids: if request.return_token_ids { chunk.prompt_token_ids.clone() } else { None },
-            prompt_text: None,
-            metrics: normalize_metrics(&chunk.metrics),
-            kv_transfer_params: None,
-        };
-        Ok((out, state))
+        Ok((self.chat_chunk(req, choices, request.return_token_ids), state))
     }
 }
