@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from derender import Derenderer
+from derender import DEFAULT_MODEL_DIR, Derenderer
 
 CHAT = "/v1/chat/completions/derender"
 CMPL = "/v1/completions/derender"
@@ -135,3 +135,84 @@ def test_vllm_state_is_accepted_and_ours_is_vllm_shaped(core):
         "logprob_text_offset", "output_token_ids", "output_chunk_lens", "tools_streamed",
         "last_tool_call_ids",
     ]  # fmt: skip
+
+
+def minimax_core() -> Derenderer:
+    return Derenderer(
+        str(DEFAULT_MODEL_DIR),
+        served_model_names=["minimax-m2"],
+        reasoning_parser="minimax_m2",
+        tool_call_parser="minimax_m2",
+        enable_auto_tool_choice=True,
+    )
+
+
+def test_parser_stream_answers_as_batch_when_the_prompt_closes_reasoning():
+    """vLLM's stream reads reasoning state from the request's prompt: a prompt
+    ending in `<think></think>` makes its whole stream content (minimax_m2
+    ignores `enable_thinking`), while its batch splits reasoning out. derender's
+    stream gives the batch answer on every call."""
+    core = minimax_core()
+    think, end = core.encode("<think>"), core.encode("</think>")
+    output = [*think, *core.encode("\nweighing it"), *end, *core.encode("\n\nAnswer."), IM_END]
+    request = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    prompt = [*PROMPT, *think, *core.encode("\n\n"), *end, *core.encode("\n\n")]
+    state, reasoning, content = None, "", ""
+    for i, tok in enumerate(output):
+        generate = {
+            "request_id": "s",
+            "choices": [{"index": 0, "token_ids": [tok], "finish_reason": None}],
+        }
+        if i == 0:
+            generate["prompt_token_ids"] = prompt
+        if i == len(output) - 1:
+            generate["choices"][0]["finish_reason"] = "stop"
+        body = {
+            "stream": True,
+            "generate_chunk": generate,
+            "stream_state": state,
+            "prompt_token_ids": prompt,
+            "chat_request": request,
+        }
+        status, out = post(core, CHAT, body)
+        assert status == 200, out
+        state = out["stream_state"]
+        for choice in out["chunk"]["choices"]:
+            reasoning += choice["delta"].get("reasoning") or ""
+            content += choice["delta"].get("content") or ""
+    batch_body = {
+        "generate_response": {
+            "request_id": "b",
+            "choices": [{"index": 0, "token_ids": output, "finish_reason": "stop"}],
+        },
+        "chat_request": request,
+    }
+    status, batch = post(core, CHAT, batch_body)
+    assert status == 200, batch
+    message = batch["choices"][0]["message"]
+    assert (reasoning, content) == (message["reasoning"], message["content"])
+    assert "<think>" not in content
+    assert reasoning == "\nweighing it"
+
+
+def test_minimax_negative_stream_id_is_decoded_not_refused():
+    """vLLM's minimax_m2 parser raises on a negative id ("derender failed",
+    400); derender decodes the chunk as every other config does (200)."""
+    core = minimax_core()
+    ids = [*core.encode("ok"), -1]
+    body = {
+        "stream": True,
+        "generate_chunk": {
+            "request_id": "s",
+            "choices": [{"index": 0, "token_ids": ids, "finish_reason": None}],
+        },
+        "stream_state": None,
+        "prompt_token_ids": PROMPT,
+        "chat_request": {"messages": [{"role": "user", "content": "hi"}]},
+    }
+    status, out = post(core, CHAT, body)
+    assert status == 200, out
+    assert out["chunk"]["choices"][0]["delta"]["reasoning"] == "ok"
