@@ -216,3 +216,58 @@ def test_minimax_negative_stream_id_is_decoded_not_refused():
     status, out = post(core, CHAT, body)
     assert status == 200, out
     assert out["chunk"]["choices"][0]["delta"]["reasoning"] == "ok"
+
+
+def llama3_json_core() -> Derenderer:
+    from conftest import MODEL_DIRS
+
+    return Derenderer(
+        str(MODEL_DIRS["models/llama3"]),
+        served_model_names=["llama3"],
+        tool_call_parser="llama3_json",
+        enable_auto_tool_choice=True,
+    )
+
+
+def assembled(answers: list[dict]) -> tuple[str, dict[int, list[str]], str | None]:
+    """A chat stream's content, tool calls by index ([name, arguments]) and
+    finish reason."""
+    content, calls, finish = "", {}, None
+    for a in answers:
+        for choice in a["chunk"]["choices"]:
+            delta = choice["delta"]
+            content += delta.get("content") or ""
+            for tc in delta.get("tool_calls") or []:
+                slot = calls.setdefault(tc["index"], ["", ""])
+                slot[0] += tc["function"].get("name") or ""
+                slot[1] += tc["function"].get("arguments") or ""
+            finish = choice["finish_reason"] or finish
+    return content, calls, finish
+
+
+def test_llama3_json_stream_completes_what_vllm_chunking_loses():
+    """vLLM's llama3_json stream never sends a call that arrives whole in one
+    chunk (its first look only opens the call). derender sends vLLM's chunks
+    and completes the answer on the final chunk, as batch returns it."""
+    core = llama3_json_core()
+    eot = 128009
+    text = (
+        '{"name": "get_weather", "parameters": {"city": "Oslo"}}; '
+        '{"name": "calc", "parameters": {}}'
+    )
+    tools = [
+        {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+        for n in ("get_weather", "calc")
+    ]
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
+    ids = core.encode(text)
+    for chunks in ([(ids, None, None), ([eot], "stop", None)], [([*ids, eot], "stop", None)]):
+        content, calls, finish = assembled(stream(core, CHAT, chunks, "chat_request", request))
+        assert content == ""
+        assert calls == {0: ["get_weather", '{"city": "Oslo"}'], 1: ["calc", "{}"]}
+        assert finish == "tool_calls"
+    # A bare object that never names a call ends as the content batch returns.
+    named = {**request, "tool_choice": {"type": "function", "function": {"name": "calc"}}}
+    bare = core.encode('{"expression": "1 + 1"}')
+    answers = stream(core, CHAT, [(bare, None, None), ([eot], "stop", None)], "chat_request", named)
+    assert assembled(answers) == ('{"expression": "1 + 1"}', {}, "stop")

@@ -8,7 +8,9 @@ mod delegating;
 pub mod engine;
 mod glm47;
 mod hermes;
+mod llama3_json;
 mod minimax_m2;
+mod partial_json;
 pub mod pyjson;
 mod qwen3;
 mod qwen3_args;
@@ -98,9 +100,18 @@ pub trait ReasoningParser: Send {
 pub trait ToolParser: Send {
     fn extract_tool_calls(&self, text: &str, ctx: &ChatContext) -> Extracted;
     fn extract_tool_calls_streaming(&mut self, texts: &Texts, ids: &Ids, ctx: &ChatContext) -> Option<Delta>;
-    /// Arguments parsed but not yet streamed (flushed when the stream ends).
-    fn remaining_unstreamed_args(&self) -> String {
+    /// Arguments parsed but not yet streamed (flushed when the stream ends,
+    /// onto the last call of the final chunk).
+    fn remaining_unstreamed_args(&mut self) -> String {
         String::new()
+    }
+    /// When the stream ends, `text` being all of its tool-phase text: what a
+    /// vLLM chunking bug kept from being streamed (a parser that reproduces
+    /// vLLM's chunks also reproduces its losses), so the stream still adds
+    /// up to the batch answer.
+    fn complete_at_finish(&mut self, text: &str, ctx: &ChatContext) -> Option<Delta> {
+        let _ = (text, ctx);
+        None
     }
     fn supports_required_and_named(&self) -> bool {
         true

@@ -2,6 +2,7 @@
 
 use super::engine::{EngineReasoning, EngineTools};
 use super::hermes::HermesParser;
+use super::llama3_json::Llama3JsonParser;
 use super::think::{DeepSeekV3Reasoning, ThinkParser};
 use super::{ChatContext, DelegatingParser, ReasoningParser, ToolParser};
 use crate::model::Model;
@@ -23,6 +24,7 @@ enum ToolFamily {
     SeedOss,
     Glm47,
     MinimaxM2,
+    Llama3Json,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -77,6 +79,7 @@ impl ParserSpec {
             (Some("seed_oss"), true) => Some(ToolFamily::SeedOss),
             (Some("glm45") | Some("glm47"), true) => Some(ToolFamily::Glm47),
             (Some("minimax_m2"), true) => Some(ToolFamily::MinimaxM2),
+            (Some("llama3_json") | Some("llama4_json"), true) => Some(ToolFamily::Llama3Json),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -126,7 +129,9 @@ impl ParserSpec {
         );
         let mut structured = None;
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
-            keep_special = true;
+            // Llama's parser keeps the base `adjust_request`, which leaves
+            // special tokens alone.
+            keep_special |= self.tool != Some(ToolFamily::Llama3Json);
             let forced = match &ctx.tool_choice {
                 ToolChoice::Required => Some((None, !ctx.parallel_tool_calls)),
                 ToolChoice::Named(n) => Some((Some(n.as_str()), true)),
@@ -149,6 +154,10 @@ impl ParserSpec {
                     Some(ToolFamily::MinimaxM2) => super::structural::params(
                         None,
                         Some(super::structural::minimax(&ctx.tools, only, stop_after_first)),
+                    ),
+                    Some(ToolFamily::Llama3Json) => super::structural::params(
+                        None,
+                        Some(super::structural::llama(&ctx.tools, only, stop_after_first)),
                     ),
                     _ => super::structural::params(
                         None,
@@ -203,6 +212,7 @@ impl ParserSpec {
         let tool: Option<Box<dyn ToolParser>> = match self.tool {
             None => None,
             Some(ToolFamily::Hermes) => Some(Box::new(HermesParser::default())),
+            Some(ToolFamily::Llama3Json) => Some(Box::new(Llama3JsonParser::new())),
             Some(family @ (ToolFamily::Qwen3Coder | ToolFamily::SeedOss)) => {
                 let thinking = thinking_enabled(ctx);
                 let (config, forced_json) = match family {

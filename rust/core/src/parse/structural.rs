@@ -66,6 +66,32 @@ pub fn qwen3_coder(tools: &[Value], only: Option<&str>, stop_after_first: bool) 
     dumps(&json!({"type": "structural_tag", "format": format}))
 }
 
+/// Llama 3 JSON (`{"name": "NAME", "parameters": {...}}`, xgrammar's
+/// builtin `llama` model): a single tag for a named tool, triggered tags for
+/// `required`.
+pub fn llama(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
+    let tag = |name: &str, schema: Value| {
+        json!({
+            "type": "tag",
+            "begin": format!("{{\"name\": \"{name}\", \"parameters\": "),
+            "content": content(schema, "json"),
+            "end": "}"
+        })
+    };
+    let format = match only {
+        Some(_) => allowed_tools(tools, only).map(|(n, s)| tag(n, s)).next().unwrap_or(Value::Null),
+        None => json!({
+            "type": "triggered_tags",
+            "triggers": ["{\"name\": "],
+            "tags": allowed_tools(tools, None).map(|(n, s)| tag(n, s)).collect::<Vec<_>>(),
+            "at_least_one": true,
+            "stop_after_first": stop_after_first,
+            "excludes": ["<think>", "</think>"]
+        }),
+    };
+    dumps(&json!({"type": "structural_tag", "format": format}))
+}
+
 /// MiniMax-M2 (`<minimax:tool_call>\n<invoke name="NAME">\n...`): the
 /// wrapper as constant strings around the allowed tools' invoke tags.
 pub fn minimax(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
