@@ -10,6 +10,8 @@ mod glm47;
 mod hermes;
 mod minimax_m2;
 pub mod pyjson;
+mod pyast;
+mod pythonic;
 mod qwen3;
 mod qwen3_args;
 mod registry;

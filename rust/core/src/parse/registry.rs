@@ -2,6 +2,7 @@
 
 use super::engine::{EngineReasoning, EngineTools};
 use super::hermes::HermesParser;
+use super::pythonic::PythonicParser;
 use super::think::{DeepSeekV3Reasoning, ThinkParser};
 use super::{ChatContext, DelegatingParser, ReasoningParser, ToolParser};
 use crate::model::Model;
@@ -23,6 +24,8 @@ enum ToolFamily {
     SeedOss,
     Glm47,
     MinimaxM2,
+    Pythonic,
+    Llama4Pythonic,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -77,6 +80,8 @@ impl ParserSpec {
             (Some("seed_oss"), true) => Some(ToolFamily::SeedOss),
             (Some("glm45") | Some("glm47"), true) => Some(ToolFamily::Glm47),
             (Some("minimax_m2"), true) => Some(ToolFamily::MinimaxM2),
+            (Some("pythonic"), true) => Some(ToolFamily::Pythonic),
+            (Some("llama4_pythonic"), true) => Some(ToolFamily::Llama4Pythonic),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -203,6 +208,8 @@ impl ParserSpec {
         let tool: Option<Box<dyn ToolParser>> = match self.tool {
             None => None,
             Some(ToolFamily::Hermes) => Some(Box::new(HermesParser::default())),
+            Some(ToolFamily::Pythonic) => Some(Box::new(PythonicParser::new(false))),
+            Some(ToolFamily::Llama4Pythonic) => Some(Box::new(PythonicParser::new(true))),
             Some(family @ (ToolFamily::Qwen3Coder | ToolFamily::SeedOss)) => {
                 let thinking = thinking_enabled(ctx);
                 let (config, forced_json) = match family {
