@@ -28,6 +28,8 @@ pub struct PythonicParser {
     content_mode: bool,
     /// The text so far, for the end-of-stream check.
     text: String,
+    /// The last step had no text and no ids: a held stop token.
+    after_held: bool,
 }
 
 impl PythonicParser {
@@ -148,12 +150,19 @@ impl ToolParser for PythonicParser {
         self.batch(text)
     }
 
-    fn extract_tool_calls_streaming(&mut self, t: &Texts, _ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
+    fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
         self.text = t.current.to_string();
         let content = |text: &str| Some(Delta { content: Some(text.to_string()), ..Default::default() });
         if self.content_mode || !self.starts_calls(t.current) {
             return content(t.delta);
         }
+        if t.delta.is_empty() && (ids.delta.is_empty() || self.after_held) {
+            // A stop token derender holds back (or then drops) is text in
+            // vLLM's stream, where it makes the rest unparseable.
+            self.after_held = true;
+            return None;
+        }
+        self.after_held = false;
         if !self.called && batch_pattern(&self.unwrap_batch(t.current)) == Pattern::Never {
             // Batch will answer with the text as content: stream it so.
             self.content_mode = true;

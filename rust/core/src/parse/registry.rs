@@ -131,7 +131,10 @@ impl ParserSpec {
         );
         let mut structured = None;
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
-            keep_special = true;
+            // The pythonic parsers keep the base `adjust_request` (special
+            // tokens skipped, JSON schema for forced choices).
+            let pythonic = matches!(self.tool, Some(ToolFamily::Pythonic | ToolFamily::Llama4Pythonic));
+            keep_special |= !pythonic;
             let forced = match &ctx.tool_choice {
                 ToolChoice::Required => Some((None, !ctx.parallel_tool_calls)),
                 ToolChoice::Named(n) => Some((Some(n.as_str()), true)),
@@ -143,7 +146,7 @@ impl ParserSpec {
                 structured = Some(super::structural::params(None, Some(tag)));
             } else if let Some((only, stop_after_first)) = forced {
                 structured = Some(match self.tool {
-                    Some(ToolFamily::SeedOss) => super::structural::params(
+                    Some(ToolFamily::SeedOss | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic) => super::structural::params(
                         Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
                         None,
                     ),
