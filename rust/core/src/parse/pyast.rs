@@ -158,7 +158,10 @@ enum Node {
     Set(Vec<Node>),
     /// `None` key = `**x` unpacking.
     Dict(Vec<(Option<Node>, Node)>),
-    Call { func: Box<Node>, keywords: Vec<(Option<String>, Node)> },
+    Call {
+        func: Box<Node>,
+        keywords: Vec<(Option<String>, Node)>,
+    },
     Attr(Box<Node>, String),
     /// `-x` / `+x`.
     Sign(bool, Box<Node>),
@@ -1155,7 +1158,10 @@ mod tests {
                     .into()
             )]
         );
-        assert_eq!(args("[f(n=0x_ff, m=1_000, e=1e16, s='a' \"b\", t=f'{{x}}')]")[0].1, r#"{"n": 255, "m": 1000, "e": 1e+16, "s": "ab", "t": "{x}"}"#);
+        assert_eq!(
+            args("[f(n=0x_ff, m=1_000, e=1e16, s='a' \"b\", t=f'{{x}}')]")[0].1,
+            r#"{"n": 255, "m": 1000, "e": 1e+16, "s": "ab", "t": "{x}"}"#
+        );
         assert_eq!(args("[f(s='it\\'s \\u00e9\\n', r=r'\\d')]")[0].1, r#"{"s": "it's é\n", "r": "\\d"}"#);
         assert_eq!(args("[f(d={1: 'a', True: 'b', 'x': None})]")[0].1, r#"{"d": {"1": "b", "x": null}}"#);
         assert_eq!(args("[f(), g.h(a=1)]\n# done\n[x]\n")[1].0, "g.h");

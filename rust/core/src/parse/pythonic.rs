@@ -424,7 +424,10 @@ mod tests {
     fn batch_reads_call_lists() {
         assert_eq!(
             batch("[get_weather(city='Oslo', unit=\"c\"), f()]"),
-            (String::new(), vec![("get_weather".into(), r#"{"city": "Oslo", "unit": "c"}"#.into()), ("f".into(), "{}".into())])
+            (
+                String::new(),
+                vec![("get_weather".into(), r#"{"city": "Oslo", "unit": "c"}"#.into()), ("f".into(), "{}".into())]
+            )
         );
         for text in [
             " [f(a=1)]",

@@ -146,10 +146,12 @@ impl ParserSpec {
                 structured = Some(super::structural::params(None, Some(tag)));
             } else if let Some((only, stop_after_first)) = forced {
                 structured = Some(match self.tool {
-                    Some(ToolFamily::SeedOss | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic) => super::structural::params(
-                        Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
-                        None,
-                    ),
+                    Some(ToolFamily::SeedOss | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic) => {
+                        super::structural::params(
+                            Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
+                            None,
+                        )
+                    }
                     Some(ToolFamily::Qwen3Coder) => super::structural::params(
                         None,
                         Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
