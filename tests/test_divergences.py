@@ -271,3 +271,58 @@ def test_llama3_json_stream_completes_what_vllm_chunking_loses():
     bare = core.encode('{"expression": "1 + 1"}')
     answers = stream(core, CHAT, [(bare, None, None), ([eot], "stop", None)], "chat_request", named)
     assert assembled(answers) == ('{"expression": "1 + 1"}', {}, "stop")
+
+
+def pythonic_assembled(core: Derenderer, output: list[int], request: dict) -> tuple[str, list]:
+    """Stream `output` one token per call; the assembled content and calls."""
+    state, content, calls = None, "", []
+    for i, tok in enumerate(output):
+        finish = "stop" if i == len(output) - 1 else None
+        body = {
+            "stream": True,
+            "generate_chunk": {
+                "request_id": "s",
+                "choices": [{"index": 0, "token_ids": [tok], "finish_reason": finish}],
+            },
+            "stream_state": state,
+            "prompt_token_ids": PROMPT,
+            "chat_request": request,
+        }
+        status, out = post(core, CHAT, body)
+        assert status == 200, out
+        state = out["stream_state"]
+        delta = out["chunk"]["choices"][0]["delta"]
+        content += delta.get("content") or ""
+        calls += delta.get("tool_calls") or []
+    return content, calls
+
+
+def test_pythonic_stream_answers_as_batch_when_no_call_can_follow():
+    """vLLM's pythonic stream withholds everything after a leading `[`, so text
+    that is not a call list (`[1] ...`, a bare-name argument) is lost from its
+    stream while batch returns it as content. derender streams it as content:
+    once the text can no longer match, or at the end when nothing was streamed."""
+    core = Derenderer(
+        str(DEFAULT_MODEL_DIR),
+        served_model_names=["m"],
+        tool_call_parser="pythonic",
+        enable_auto_tool_choice=True,
+    )
+    tool = {
+        "type": "function",
+        "function": {"name": "get_weather", "parameters": {"type": "object"}},
+    }
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
+    for text in ["[1] See the footnote.", "[get_weather(city=Paris)]"]:
+        output = [*core.encode(text), IM_END]
+        content, calls = pythonic_assembled(core, output, request)
+        batch_body = {
+            "generate_response": {
+                "request_id": "b",
+                "choices": [{"index": 0, "token_ids": output, "finish_reason": "stop"}],
+            },
+            "chat_request": request,
+        }
+        status, batch = post(core, CHAT, batch_body)
+        assert status == 200, batch
+        assert (content, calls) == (batch["choices"][0]["message"]["content"], []) == (text, [])

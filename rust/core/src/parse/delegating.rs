@@ -281,7 +281,8 @@ impl DelegatingParser {
             if !self.reasoning_ended {
                 flushes.extend(self.reasoning.as_mut().filter(|r| r.engine_based()).and_then(|r| r.finish_streaming()));
             }
-            flushes.extend(self.tool.as_mut().filter(|t| t.engine_based()).and_then(|t| t.finish_streaming()));
+            // Legacy tool parsers may flush too (pythonic's batch-equal end).
+            flushes.extend(self.tool.as_mut().and_then(|t| t.finish_streaming()));
             for flush in flushes {
                 let m = message.get_or_insert_with(Delta::default);
                 if let Some(c) = flush.content.filter(|c| !c.is_empty()) {

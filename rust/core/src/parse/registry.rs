@@ -3,6 +3,7 @@
 use super::engine::{EngineReasoning, EngineTools};
 use super::hermes::HermesParser;
 use super::llama3_json::Llama3JsonParser;
+use super::pythonic::PythonicParser;
 use super::think::{DeepSeekV3Reasoning, ThinkParser};
 use super::{ChatContext, DelegatingParser, ReasoningParser, ToolParser};
 use crate::model::Model;
@@ -25,6 +26,8 @@ enum ToolFamily {
     Glm47,
     MinimaxM2,
     Llama3Json,
+    Pythonic,
+    Llama4Pythonic,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -80,6 +83,8 @@ impl ParserSpec {
             (Some("glm45") | Some("glm47"), true) => Some(ToolFamily::Glm47),
             (Some("minimax_m2"), true) => Some(ToolFamily::MinimaxM2),
             (Some("llama3_json") | Some("llama4_json"), true) => Some(ToolFamily::Llama3Json),
+            (Some("pythonic"), true) => Some(ToolFamily::Pythonic),
+            (Some("llama4_pythonic"), true) => Some(ToolFamily::Llama4Pythonic),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -129,9 +134,12 @@ impl ParserSpec {
         );
         let mut structured = None;
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
-            // Llama's parser keeps the base `adjust_request`, which leaves
-            // special tokens alone.
-            keep_special |= self.tool != Some(ToolFamily::Llama3Json);
+            // Llama's and the pythonic parsers keep the base `adjust_request`,
+            // which leaves special tokens alone (and, for pythonic, gives
+            // forced choices a JSON schema).
+            let base_adjust =
+                matches!(self.tool, Some(ToolFamily::Llama3Json | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic));
+            keep_special |= !base_adjust;
             let forced = match &ctx.tool_choice {
                 ToolChoice::Required => Some((None, !ctx.parallel_tool_calls)),
                 ToolChoice::Named(n) => Some((Some(n.as_str()), true)),
@@ -143,10 +151,12 @@ impl ParserSpec {
                 structured = Some(super::structural::params(None, Some(tag)));
             } else if let Some((only, stop_after_first)) = forced {
                 structured = Some(match self.tool {
-                    Some(ToolFamily::SeedOss) => super::structural::params(
-                        Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
-                        None,
-                    ),
+                    Some(ToolFamily::SeedOss | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic) => {
+                        super::structural::params(
+                            Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
+                            None,
+                        )
+                    }
                     Some(ToolFamily::Qwen3Coder) => super::structural::params(
                         None,
                         Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
@@ -213,6 +223,8 @@ impl ParserSpec {
             None => None,
             Some(ToolFamily::Hermes) => Some(Box::new(HermesParser::default())),
             Some(ToolFamily::Llama3Json) => Some(Box::new(Llama3JsonParser::new())),
+            Some(ToolFamily::Pythonic) => Some(Box::new(PythonicParser::new(false))),
+            Some(ToolFamily::Llama4Pythonic) => Some(Box::new(PythonicParser::new(true))),
             Some(family @ (ToolFamily::Qwen3Coder | ToolFamily::SeedOss)) => {
                 let thinking = thinking_enabled(ctx);
                 let (config, forced_json) = match family {

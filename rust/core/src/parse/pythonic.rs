@@ -1,0 +1,503 @@
+//! `pythonic` / `llama4_pythonic`: the whole output is a Python list of
+//! keyword-argument calls, `[get_weather(city='Oslo'), f()]` (vLLM's
+//! `PythonicToolParser` and `Llama4PythonicToolParser`).
+//!
+//! Streams follow vLLM's: the text so far is completed into valid Python
+//! (`make_valid_python`), parsed, and each call's JSON arguments diffed
+//! with the completion's closers withheld. Where vLLM's stream cannot end
+//! as its batch answer (text after `[` that can never be a call list), the
+//! stream turns to content instead, as long as no call was streamed yet.
+
+use super::pyast::{parse_call_list, CallList, NotCalls};
+use super::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+
+const PY_START: &str = "<|python_start|>";
+const PY_END: &str = "<|python_end|>";
+
+#[derive(Default)]
+pub struct PythonicParser {
+    /// `llama4_pythonic`: `<|python_start|>` … `<|python_end|>` around the list.
+    llama4: bool,
+    /// vLLM's `current_tool_id` (starts at -1).
+    current_tool: i64,
+    streamed_args: Vec<String>,
+    /// A tool delta was returned (vLLM's `prev_tool_call_arr` is set).
+    called: bool,
+    /// The stream gave up on calls and passes text through as content.
+    content_mode: bool,
+    /// The text so far, for the end-of-stream check.
+    text: String,
+    /// The last step had no text and no ids: a held stop token.
+    after_held: bool,
+}
+
+impl PythonicParser {
+    pub fn new(llama4: bool) -> Self {
+        PythonicParser { llama4, current_tool: -1, ..Default::default() }
+    }
+
+    /// The batch input after the llama4 wrapper is removed.
+    fn unwrap_batch(&self, text: &str) -> String {
+        match text.strip_prefix(PY_START) {
+            Some(rest) if self.llama4 => rest.replace(PY_END, ""),
+            _ => text.to_string(),
+        }
+    }
+
+    fn starts_calls(&self, text: &str) -> bool {
+        text.starts_with('[') || (self.llama4 && text.starts_with(PY_START))
+    }
+
+    /// One streaming step of vLLM's algorithm on the text so far.
+    fn stream_calls(&mut self, current: &str) -> Result<Option<Delta>, NotCalls> {
+        let mut current = current;
+        if self.llama4 {
+            current = current.strip_prefix(PY_START).unwrap_or(current);
+            if current.ends_with(PY_END) {
+                current = current.rfind(PY_END).map_or(current, |i| &current[..i]);
+            }
+        }
+        let Some((valid, added)) = make_valid_python(current)? else { return Ok(None) };
+        let list = parse_call_list(&valid)?;
+        if added.contains('}') && list.has_set {
+            return Ok(None);
+        }
+        let count = list.calls.len();
+        let mut deltas = Vec::new();
+        for (index, call) in list.calls.into_iter().enumerate() {
+            if (index as i64) < self.current_tool {
+                continue;
+            }
+            self.current_tool = index as i64;
+            if self.streamed_args.len() == index {
+                self.streamed_args.push(String::new());
+            }
+            let complete = index + 1 < count || !added.contains(")]");
+            if complete {
+                self.current_tool += 1;
+            }
+            let mut withheld = String::new();
+            if !complete {
+                let closers: Vec<char> = added.chars().collect();
+                withheld = closers[..closers.len() - 2].iter().collect();
+                // The call's own `)` becomes the JSON object's `}`.
+                if closers[closers.len() - 2] == ')' {
+                    withheld.push('}');
+                }
+                withheld = withheld.replace('\'', "\"");
+            }
+            let args = call.arguments.dumps()?;
+            // `compute_tool_delta` raises when the closers do not line up.
+            let Some(args) = args.strip_suffix(withheld.as_str()) else { return Err(NotCalls) };
+            let Some(sent) = self.streamed_args.get_mut(index) else { return Err(NotCalls) };
+            if sent.is_empty() {
+                sent.push_str(args);
+                deltas.push(DeltaToolCall {
+                    id: Some(random_tool_call_id()),
+                    kind: Some("function"),
+                    index: index as i64,
+                    function: Some(DeltaFunctionCall { name: Some(call.name), arguments: Some(args.to_string()) }),
+                });
+            } else {
+                let diff: String = args.chars().skip(sent.chars().count()).collect();
+                if !diff.is_empty() {
+                    sent.push_str(&diff);
+                    deltas.push(DeltaToolCall {
+                        id: None,
+                        kind: None,
+                        index: index as i64,
+                        function: Some(DeltaFunctionCall { name: None, arguments: Some(diff) }),
+                    });
+                }
+            }
+        }
+        if !deltas.is_empty() {
+            self.called = true;
+            return Ok(Some(Delta { tool_calls: deltas, ..Default::default() }));
+        }
+        if added.is_empty() && self.current_tool > 0 {
+            // vLLM's empty delta once the calls are done.
+            return Ok(Some(Delta { content: Some(String::new()), ..Default::default() }));
+        }
+        Ok(None)
+    }
+}
+
+impl PythonicParser {
+    /// `extract_tool_calls`: the regex gate, then `ast.parse`.
+    fn batch(&self, text: &str) -> Extracted {
+        let text = self.unwrap_batch(text);
+        let not_called = |text: String| Extracted { tools_called: false, calls: Vec::new(), content: Some(text) };
+        if batch_pattern(&text) != Pattern::Match {
+            return not_called(text);
+        }
+        let calls = parse_call_list(&text).and_then(|CallList { calls, .. }| {
+            calls
+                .into_iter()
+                .map(|c| Ok(FunctionCall { id: None, name: c.name, arguments: c.arguments.dumps()? }))
+                .collect::<Result<Vec<_>, NotCalls>>()
+        });
+        match calls {
+            Ok(calls) => Extracted { tools_called: true, calls, content: None },
+            Err(NotCalls) => not_called(text),
+        }
+    }
+}
+
+impl ToolParser for PythonicParser {
+    fn extract_tool_calls(&self, text: &str, _ctx: &ChatContext) -> Extracted {
+        self.batch(text)
+    }
+
+    fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
+        self.text = t.current.to_string();
+        let content = |text: &str| Some(Delta { content: Some(text.to_string()), ..Default::default() });
+        if self.content_mode || !self.starts_calls(t.current) {
+            return content(t.delta);
+        }
+        if t.delta.is_empty() && (ids.delta.is_empty() || self.after_held) {
+            // A stop token derender holds back (or then drops) is text in
+            // vLLM's stream, where it makes the rest unparseable.
+            self.after_held = true;
+            return None;
+        }
+        self.after_held = false;
+        if !self.called && batch_pattern(&self.unwrap_batch(t.current)) == Pattern::Never {
+            // Batch will answer with the text as content: stream it so.
+            self.content_mode = true;
+            return content(t.current);
+        }
+        self.stream_calls(t.current).ok().flatten()
+    }
+
+    /// `get_remaining_unstreamed_args` with vLLM's placeholder
+    /// `prev_tool_call_arr = [{"arguments": {}}]`.
+    fn remaining_unstreamed_args(&mut self) -> String {
+        if !self.called {
+            return String::new();
+        }
+        let actual = self.streamed_args.first().map_or("", String::as_str);
+        "{}".strip_prefix(actual).unwrap_or("").to_string()
+    }
+
+    /// At the end, a stream that streamed nothing gives what batch gives.
+    fn finish_streaming(&mut self) -> Option<Delta> {
+        if self.content_mode || self.called || !self.starts_calls(&self.text) {
+            return None;
+        }
+        let info = self.batch(&self.text);
+        if !info.tools_called {
+            return Some(Delta { content: info.content, ..Default::default() });
+        }
+        let tool_calls = info
+            .calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| DeltaToolCall {
+                id: Some(random_tool_call_id()),
+                kind: Some("function"),
+                index: i as i64,
+                function: Some(DeltaFunctionCall { name: Some(c.name), arguments: Some(c.arguments) }),
+            })
+            .collect();
+        self.called = true;
+        Some(Delta { tool_calls, ..Default::default() })
+    }
+}
+
+/// How far the text matches vLLM's `TOOL_CALL_REGEX` (`re.match`, so a
+/// prefix match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pattern {
+    Match,
+    /// More text could still make it match.
+    Open,
+    /// No continuation can match.
+    Never,
+}
+
+/// The regex reads `[` then calls `name(...)`: empty calls joined by
+/// `,\s*` (while every call so far had one) or `\s*`; once a call has a
+/// `name=` argument, `.*` lets anything follow until a `)\s*]`.
+fn batch_pattern(text: &str) -> Pattern {
+    let c: Vec<char> = text.chars().collect();
+    let n = c.len();
+    let word = |mut i: usize| {
+        while i < n && (c[i] == '_' || c[i].is_alphanumeric()) {
+            i += 1;
+        }
+        i
+    };
+    let spaces = |mut i: usize| {
+        while i < n && py_isspace(c[i]) {
+            i += 1;
+        }
+        i
+    };
+    match c.first() {
+        None => return Pattern::Open,
+        Some('[') => {}
+        Some(_) => return Pattern::Never,
+    }
+    let mut i = 1;
+    let mut comma_joined = true;
+    loop {
+        // A call name (`[a-zA-Z]+\w*`) and `(`.
+        if i == n {
+            return Pattern::Open;
+        }
+        if !c[i].is_ascii_alphabetic() {
+            return Pattern::Never;
+        }
+        i = word(i + 1);
+        if i == n {
+            return Pattern::Open;
+        }
+        if c[i] != '(' {
+            return Pattern::Never;
+        }
+        i += 1;
+        if i == n {
+            return Pattern::Open;
+        }
+        if c[i] != ')' {
+            // `name=` then anything up to `)\s*]`.
+            if !c[i].is_ascii_alphabetic() {
+                return Pattern::Never;
+            }
+            i = word(i + 1);
+            if i == n {
+                return Pattern::Open;
+            }
+            if c[i] != '=' {
+                return Pattern::Never;
+            }
+            let closed = (i + 1..n).any(|j| c[j] == ')' && spaces(j + 1) < n && c[spaces(j + 1)] == ']');
+            return if closed { Pattern::Match } else { Pattern::Open };
+        }
+        i += 1;
+        let j = spaces(i);
+        if j == n {
+            return Pattern::Open;
+        }
+        if c[j] == ']' {
+            return Pattern::Match;
+        }
+        if c[j] == ',' && j == i && comma_joined {
+            i = spaces(j + 1);
+        } else {
+            comma_joined = false;
+            i = j;
+        }
+    }
+}
+
+/// Python's `str.isspace` (what `\s` and `rstrip` use).
+fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// vLLM's `make_valid_python`: close open brackets and quotes of the text
+/// so far. `Ok(None)` = too incomplete; `Err` = mismatched brackets.
+fn make_valid_python(text: &str) -> Result<Option<(String, String)>, NotCalls> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut stack: Vec<char> = Vec::new();
+    for (index, &ch) in chars.iter().enumerate() {
+        if let Some(&q @ ('\'' | '"')) = stack.last() {
+            if ch == q && !escaped(&chars, index) {
+                stack.pop();
+            }
+            continue;
+        }
+        match ch {
+            '[' | '(' | '{' | '\'' | '"' => stack.push(ch),
+            ']' | ')' | '}' => {
+                let open = match ch {
+                    ']' => '[',
+                    ')' => '(',
+                    _ => '{',
+                };
+                if stack.pop() != Some(open) {
+                    return Err(NotCalls);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut text: Vec<char> = chars;
+    while text.last().is_some_and(|&c| py_isspace(c)) {
+        text.pop();
+    }
+    if matches!(text.last(), Some('=' | ':')) {
+        return Ok(None);
+    }
+    // Counts of separators before the innermost open `{` / `(`.
+    let before_last = |open: char, a: char, b: char| {
+        let cut = text.iter().rposition(|&c| c == open).unwrap_or(text.len());
+        let head = &text[..cut];
+        (head.iter().filter(|&&c| c == a).count(), head.iter().filter(|&&c| c == b).count())
+    };
+    match stack.last() {
+        Some('{') => {
+            let (keys, values) = before_last('{', ':', ',');
+            if keys <= values {
+                return Ok(None);
+            }
+        }
+        Some('(') => {
+            let (names, values) = before_last('(', '=', ',');
+            if names <= values {
+                return Ok(None);
+            }
+        }
+        _ => {}
+    }
+    if text.last() == Some(&',') {
+        text.pop();
+    }
+    if stack.last() == Some(&'[') && !matches!(text.last(), Some('[' | ')')) {
+        return Ok(None);
+    }
+    let added: String = stack
+        .iter()
+        .rev()
+        .map(|&c| match c {
+            '[' => ']',
+            '(' => ')',
+            '{' => '}',
+            q => q,
+        })
+        .collect();
+    let candidate: String = text.iter().collect::<String>() + &added;
+    Ok(Some((candidate, added)))
+}
+
+/// `_is_escaped`: preceded by an odd number of backslashes.
+fn escaped(chars: &[char], index: usize) -> bool {
+    chars[..index].iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> ChatContext {
+        ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new())
+    }
+
+    /// Stream `pieces` and assemble (content, [(name, args)]).
+    fn stream(pieces: &[&str]) -> (String, Vec<(String, String)>) {
+        let mut p = PythonicParser::new(false);
+        let mut text = String::new();
+        let (mut content, mut calls) = (String::new(), Vec::<(String, String)>::new());
+        let n = pieces.len();
+        for (k, piece) in pieces.iter().enumerate() {
+            let previous = text.clone();
+            text.push_str(piece);
+            let t = Texts { previous: &previous, current: &text, delta: piece };
+            let ids = Ids { previous: &[], current: &[], delta: &[] };
+            let mut deltas: Vec<Delta> = p.extract_tool_calls_streaming(&t, &ids, &ctx()).into_iter().collect();
+            if k + 1 == n {
+                deltas.extend(p.finish_streaming());
+            }
+            for d in deltas {
+                content.push_str(d.content.as_deref().unwrap_or(""));
+                for tc in d.tool_calls {
+                    let f = tc.function.expect("function");
+                    if tc.index as usize == calls.len() {
+                        calls.push((f.name.unwrap_or_default(), String::new()));
+                    }
+                    calls[tc.index as usize].1.push_str(f.arguments.as_deref().unwrap_or(""));
+                }
+            }
+        }
+        (content, calls)
+    }
+
+    fn batch(text: &str) -> (String, Vec<(String, String)>) {
+        let e = PythonicParser::new(false).extract_tool_calls(text, &ctx());
+        (e.content.unwrap_or_default(), e.calls.into_iter().map(|c| (c.name, c.arguments)).collect())
+    }
+
+    #[test]
+    fn batch_reads_call_lists() {
+        assert_eq!(
+            batch("[get_weather(city='Oslo', unit=\"c\"), f()]"),
+            (
+                String::new(),
+                vec![("get_weather".into(), r#"{"city": "Oslo", "unit": "c"}"#.into()), ("f".into(), "{}".into())]
+            )
+        );
+        for text in [
+            " [f(a=1)]",
+            "[\n f(a=1)]",
+            "[f(a=1)] and more",
+            "[a.b(c=1)]",
+            "[f('x')]",
+            "[f(a=x)]",
+            "[]",
+            "[1] note",
+            "[f(a=",
+            "[f(), ]",
+        ] {
+            assert_eq!(batch(text), (text.to_string(), vec![]), "{text}");
+        }
+    }
+
+    #[test]
+    fn pattern_prefixes() {
+        assert_eq!(batch_pattern("[f(), g(a=1)]"), Pattern::Match);
+        assert_eq!(batch_pattern("[f()  g()]"), Pattern::Match);
+        assert_eq!(batch_pattern("[f() , g()]"), Pattern::Never);
+        assert_eq!(batch_pattern("[get_wea"), Pattern::Open);
+        assert_eq!(batch_pattern("[f(a=1) ]"), Pattern::Match);
+        assert_eq!(batch_pattern("[f(a=1"), Pattern::Open);
+        assert_eq!(batch_pattern("[ f"), Pattern::Never);
+    }
+
+    #[test]
+    fn stream_withholds_closers() {
+        let text = "[get_weather(city='Tokyo', unit='c'), search(q=\"x\", k=[1, 2], o={'a': None})]";
+        let pieces: Vec<String> = text.chars().map(String::from).collect();
+        let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(stream(&refs), batch(text));
+    }
+
+    /// The same text in one piece, char by char and split anywhere in two
+    /// assembles the same (where no call is streamed before batch's answer
+    /// is known, or the calls are well-formed).
+    #[test]
+    fn chunk_invariance() {
+        for text in [
+            "[get_weather(city='Oslo', unit='celsius')]",
+            "[f(a=-1.5, b=True, c=None), g(), h(x={'k': [1, {'z': 'w'}]})]",
+            "[book_flight(origin='Paris', options={'seat': 'aisle', 'meal': None, 'bags': [1, 2]}), calculate(expression=\"2 * (3 + 4)\")]",
+            "[send_email(to=['a@example.com'], subject='It\\'s \"done\"', body=\"Line 1\\nLine 2 \\\\ end\")]",
+            "[\n    f(a=1)\n]",
+            "[1] See the footnote.",
+            "[get_weather(city=Paris)]",
+            "[get_weather(city=",
+            "plain text [f(a=1)]",
+        ] {
+            let expected = batch(text);
+            let chars: Vec<String> = text.chars().map(String::from).collect();
+            let refs: Vec<&str> = chars.iter().map(String::as_str).collect();
+            assert_eq!(stream(&[text]), expected, "whole {text}");
+            assert_eq!(stream(&refs), expected, "chars {text}");
+            for (i, _) in text.char_indices().skip(1) {
+                assert_eq!(stream(&[&text[..i], &text[i..]]), expected, "split {i} {text}");
+            }
+        }
+    }
+
+    #[test]
+    fn make_valid_python_completes() {
+        assert_eq!(make_valid_python("[f(a='x").unwrap(), Some(("[f(a='x')]".into(), "')]".into())));
+        assert_eq!(make_valid_python("[f(a=").unwrap(), None);
+        assert_eq!(make_valid_python("[f(").unwrap(), None);
+        assert_eq!(make_valid_python("[f(a=1, ").unwrap(), None);
+        assert_eq!(make_valid_python("[f(a={'k': 1, ").unwrap(), None);
+        assert!(make_valid_python("[f(a=1]").is_err());
+    }
+}
