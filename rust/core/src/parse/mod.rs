@@ -4,6 +4,7 @@
 
 mod coerce;
 pub mod context;
+mod deepseek;
 mod delegating;
 pub mod engine;
 mod glm47;

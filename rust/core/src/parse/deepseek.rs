@@ -1,0 +1,338 @@
+//! `deepseek_v3` / `deepseek_v31` tool calls (vLLM's legacy
+//! `DeepSeekV3ToolParser` / `DeepSeekV31ToolParser`):
+//!
+//! * V3: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{…}\n```<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`
+//! * V3.1: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{…}<｜tool▁call▁end｜>…<｜tool▁calls▁end｜>`
+//!
+//! Batch reproduces vLLM's regexes by hand; streaming counts the call markers
+//! by token id and diffs the raw argument text, with vLLM's quirks (a
+//! one-token call opener sends nothing, the closing chunk re-sends the text
+//! up to the last `"}` of its delta).
+
+use super::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+
+pub const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
+pub const CALLS_END: &str = "<｜tool▁calls▁end｜>";
+pub const CALL_BEGIN: &str = "<｜tool▁call▁begin｜>";
+pub const CALL_END: &str = "<｜tool▁call▁end｜>";
+const SEP: &str = "<｜tool▁sep｜>";
+/// V3's argument fence, opening and closing (`\n```<｜tool▁call▁end｜>`).
+const FENCE_OPEN: &str = "\n```json\n";
+const FENCE_CLOSE: &str = "\n```";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    V3,
+    V31,
+}
+
+/// The marker token ids the streaming parser counts.
+#[derive(Debug, Clone, Copy)]
+pub struct MarkerIds {
+    pub calls_begin: i64,
+    pub call_begin: Option<i64>,
+    pub call_end: Option<i64>,
+}
+
+/// One entry of vLLM's `prev_tool_call_arr`: only its `arguments` are read
+/// back, and the key may be absent.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    arguments: Option<String>,
+}
+
+pub struct DeepSeekToolParser {
+    format: Format,
+    ids: MarkerIds,
+    name_sent: bool,
+    prev: Vec<Seen>,
+    /// `current_tool_id`: -1 before the first call.
+    current: i64,
+    streamed: Vec<String>,
+}
+
+impl DeepSeekToolParser {
+    pub fn new(format: Format, ids: MarkerIds) -> Self {
+        DeepSeekToolParser { format, ids, name_sent: false, prev: Vec::new(), current: -1, streamed: Vec::new() }
+    }
+}
+
+/// The text up to the first newline (what a regex `.` can span).
+fn first_line(s: &str) -> &str {
+    s.split('\n').next().unwrap_or("")
+}
+
+/// `str.split(sep)[-1]`.
+fn after_last<'a>(s: &'a str, sep: &str) -> &'a str {
+    s.rfind(sep).map_or(s, |i| &s[i + sep.len()..])
+}
+
+/// V3 batch `tool_call_regex` anchored just after a `<｜tool▁call▁begin｜>`:
+/// `(type, name, arguments, match length)`. `type` and `name` share the
+/// first line, split at its last separator; the arguments run lazily to the
+/// first fence close.
+fn match_v3_call(body: &str) -> Option<(&str, &str, &str, usize)> {
+    let line_end = body.find('\n')?;
+    let line = &body[..line_end];
+    let sep = line.rfind(SEP)?;
+    let args_start = line_end + body[line_end..].strip_prefix(FENCE_OPEN).map(|_| FENCE_OPEN.len())?;
+    let close = format!("{FENCE_CLOSE}{CALL_END}");
+    let args_len = body[args_start..].find(&close)?;
+    let args = &body[args_start..args_start + args_len];
+    Some((&line[..sep], &line[sep + SEP.len()..], args, args_start + args_len + close.len()))
+}
+
+/// V3.1 batch `tool_call_regex` after `<｜tool▁call▁begin｜>`: the name is
+/// the first line up to its last separator still followed by a call end,
+/// the arguments run lazily to that call end.
+fn match_v31_call(body: &str) -> Option<(&str, &str, usize)> {
+    let line = first_line(body);
+    let mut search = line.len();
+    while let Some(sep) = line[..search].rfind(SEP) {
+        let args_start = sep + SEP.len();
+        if let Some(len) = body[args_start..].find(CALL_END) {
+            return Some((&line[..sep], &body[args_start..args_start + len], args_start + len + CALL_END.len()));
+        }
+        search = sep;
+    }
+    None
+}
+
+/// `findall` of a call regex: scan each `<｜tool▁call▁begin｜>`, resuming
+/// after a match or one marker further after a failed attempt.
+fn find_calls<'a, T>(text: &'a str, matcher: impl Fn(&'a str) -> Option<(T, usize)>) -> Vec<T> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while let Some(i) = text[pos..].find(CALL_BEGIN) {
+        let body_start = pos + i + CALL_BEGIN.len();
+        match matcher(&text[body_start..]) {
+            Some((m, len)) => {
+                out.push(m);
+                pos = body_start + len;
+            }
+            None => pos = body_start,
+        }
+    }
+    out
+}
+
+impl Format {
+    /// `stream_tool_call_portion_regex.match`: `(name, arguments)`.
+    fn match_portion(self, p: &str) -> Option<(String, String)> {
+        match self {
+            Format::V3 => {
+                let line_end = p.find('\n')?;
+                let sep = p[..line_end].rfind(SEP)?;
+                let rest = p[line_end..].strip_prefix(FENCE_OPEN)?;
+                // `[\s\S]*[^\n`]`: the longest run ending in another character.
+                let args = rest.trim_end_matches(['\n', '`']);
+                (!args.is_empty()).then(|| (p[sep + SEP.len()..line_end].to_string(), args.to_string()))
+            }
+            Format::V31 => {
+                let sep = first_line(p).rfind(SEP)?;
+                Some((p[..sep].to_string(), p[sep + SEP.len()..].to_string()))
+            }
+        }
+    }
+
+    /// `stream_tool_call_name_regex.match`. (V3.1's never runs where the
+    /// portion regex failed: both need a separator on the first line.)
+    fn match_name(self, p: &str) -> Option<String> {
+        match self {
+            Format::V3 => {
+                let line_end = p.find('\n')?;
+                let sep = p[..line_end].rfind(SEP)?;
+                Some(p[sep + SEP.len()..line_end].to_string())
+            }
+            Format::V31 => None,
+        }
+    }
+}
+
+fn content_delta(text: String) -> Option<Delta> {
+    Some(Delta { content: Some(text), ..Default::default() })
+}
+
+fn args_delta(index: i64, arguments: String) -> Option<Delta> {
+    Some(Delta {
+        tool_calls: vec![DeltaToolCall {
+            id: None,
+            kind: None,
+            index,
+            function: Some(DeltaFunctionCall { name: None, arguments: Some(arguments) }),
+        }],
+        ..Default::default()
+    })
+}
+
+fn truthy(s: &Option<String>) -> bool {
+    s.as_deref().is_some_and(|s| !s.is_empty())
+}
+
+impl ToolParser for DeepSeekToolParser {
+    /// Both formats have an xgrammar structural-tag model: vLLM (strict tool
+    /// calling by default) parses required/named choices like "auto".
+    fn supports_required_and_named(&self) -> bool {
+        false
+    }
+
+    fn extract_tool_calls(&self, text: &str, _ctx: &ChatContext) -> Extracted {
+        let not_called = || Extracted { tools_called: false, calls: Vec::new(), content: Some(text.to_string()) };
+        let Some(first) = text.find(CALLS_BEGIN) else { return not_called() };
+        let calls: Vec<FunctionCall> = match self.format {
+            Format::V3 => {
+                let found = find_calls(text, |b| match_v3_call(b).map(|(t, n, a, len)| ((t, n, a), len)));
+                // `ToolCall(type=…)` only validates the literal "function".
+                if found.iter().any(|(kind, _, _)| *kind != "function") {
+                    return not_called();
+                }
+                found
+                    .into_iter()
+                    .map(|(_, n, a)| FunctionCall { id: None, name: n.to_string(), arguments: a.to_string() })
+                    .collect()
+            }
+            Format::V31 => find_calls(text, |b| match_v31_call(b).map(|(n, a, len)| ((n, a), len)))
+                .into_iter()
+                .map(|(n, a)| FunctionCall { id: None, name: n.to_string(), arguments: a.to_string() })
+                .collect(),
+        };
+        let mut content = text[..first].to_string();
+        if self.format == Format::V3 {
+            if let Some(end) = text.rfind(CALLS_END) {
+                content.push_str(&text[end + CALLS_END.len()..]);
+            }
+        }
+        Extracted { tools_called: true, calls, content: (!content.is_empty()).then_some(content) }
+    }
+
+    fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
+        if !ids.current.contains(&self.ids.calls_begin) {
+            return content_delta(t.delta.to_string());
+        }
+        let mut delta_text = t.delta.replace(CALLS_BEGIN, "").replace(CALLS_END, "");
+        let count = |s: &[i64], id: Option<i64>| id.map_or(0, |id| s.iter().filter(|&&x| x == id).count());
+        let prev_start = count(ids.previous, self.ids.call_begin);
+        let prev_end = count(ids.previous, self.ids.call_end);
+        let cur_start = count(ids.current, self.ids.call_begin);
+        let cur_end = count(ids.current, self.ids.call_end);
+
+        // Plain text, or text after a closed call.
+        if cur_start == cur_end && prev_end == cur_end && !delta_text.contains(CALL_END) {
+            return content_delta(delta_text);
+        }
+        let mut portion: Option<String> = None;
+        let mut text_portion: Option<String> = None;
+        if delta_text.contains(CALL_END) {
+            // vLLM appends the delta to a current text that already ends with it.
+            let full = format!("{}{}", t.current, delta_text);
+            portion = Some(first_part(after_last(&full, CALL_BEGIN), CALL_END).trim_end().to_string());
+            delta_text = first_part(&delta_text, CALL_END).trim_end().to_string();
+            text_portion = Some(delta_text.trim_start().to_string());
+        }
+
+        if cur_start > cur_end && cur_start > prev_start {
+            // A new call: a lone opener token carries no text yet.
+            portion = (ids.delta.len() > 1).then(|| after_last(t.current, CALL_BEGIN).to_string());
+            text_portion = None;
+            self.current += 1;
+            self.name_sent = false;
+            self.streamed.push(String::new());
+        } else if cur_start > cur_end && cur_start == prev_start {
+            portion = Some(after_last(t.current, CALL_BEGIN).to_string());
+            text_portion = None;
+        } else if cur_start == cur_end {
+            // The call closes: send the delta up to its last `"}` if any
+            // arguments were seen.
+            if self.prev.is_empty() {
+                return None;
+            }
+            let seen = usize::try_from(self.current).ok().and_then(|i| self.prev.get(i))?;
+            if truthy(&seen.arguments) {
+                let end = delta_text.rfind("\"}")?;
+                let diff = format!("{}\"}}", &delta_text[..end]);
+                let streamed = usize::try_from(self.current).ok().and_then(|i| self.streamed.get_mut(i))?;
+                streamed.push_str(&diff);
+                return args_delta(self.current, diff);
+            }
+        } else {
+            // More call ends than starts.
+            return Some(Delta {
+                content: Some(delta_text.replace(CALL_BEGIN, "").replace(CALL_END, "")),
+                ..Default::default()
+            });
+        }
+
+        let (mut name, mut call) = (None, Seen::default());
+        if let Some(p) = portion.as_deref().filter(|p| !p.is_empty()) {
+            let (n, args) = match self.format.match_portion(p) {
+                Some(found) => found,
+                None => (self.format.match_name(p)?, String::new()),
+            };
+            (name, call) = (Some(n), Seen { arguments: Some(args) });
+        }
+
+        if !self.name_sent {
+            let name = name.filter(|n| !n.is_empty())?;
+            self.name_sent = true;
+            return Some(Delta {
+                tool_calls: vec![DeltaToolCall {
+                    id: Some(random_tool_call_id()),
+                    kind: Some("function"),
+                    index: self.current,
+                    function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
+                }],
+                ..Default::default()
+            });
+        }
+        if portion.is_none() {
+            return text_portion.map(|_| Delta { content: Some(delta_text), ..Default::default() });
+        }
+
+        let index = usize::try_from(self.current).ok()?;
+        if self.prev.len() <= index {
+            self.prev.push(Seen::default());
+        }
+        // An index past the list is vLLM's IndexError: nothing is sent.
+        let prev_args = self.prev.get(index)?.arguments.clone();
+        let cur_args = call.arguments.clone();
+        let delta = match (truthy(&prev_args), truthy(&cur_args)) {
+            (false, true) => {
+                let args = cur_args.unwrap_or_default();
+                *self.streamed.get_mut(index)? = args.clone();
+                args_delta(self.current, args)
+            }
+            (true, true) => {
+                let (prev, cur) = (prev_args.unwrap_or_default(), cur_args.unwrap_or_default());
+                if cur.len() > prev.len() && cur.starts_with(&prev) {
+                    let diff = cur[prev.len()..].to_string();
+                    *self.streamed.get_mut(index)? = cur;
+                    args_delta(self.current, diff)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        if index + 1 == self.prev.len() {
+            self.prev[index] = call;
+        } else {
+            self.prev.push(call);
+        }
+        delta
+    }
+
+    /// The base `get_remaining_unstreamed_args`: a last call without an
+    /// `arguments` key counts as `{}`.
+    fn remaining_unstreamed_args(&self) -> String {
+        let Some(last) = self.prev.last() else { return String::new() };
+        let expected = last.arguments.clone().unwrap_or_else(|| "{}".to_string());
+        let actual = self.streamed.get(self.prev.len() - 1).map_or("", String::as_str);
+        expected.strip_prefix(actual).unwrap_or("").to_string()
+    }
+}
+
+/// `str.split(sep)[0]`.
+fn first_part<'a>(s: &'a str, sep: &str) -> &'a str {
+    s.find(sep).map_or(s, |i| &s[..i])
+}
