@@ -83,20 +83,14 @@ fn match_v3_call(body: &str) -> Option<(&str, &str, &str, usize)> {
     Some((&line[..sep], &line[sep + SEP.len()..], args, args_start + args_len + close.len()))
 }
 
-/// V3.1 batch `tool_call_regex` after `<｜tool▁call▁begin｜>`: the name is
-/// the first line up to its last separator still followed by a call end,
-/// the arguments run lazily to that call end.
+/// V3.1 batch `tool_call_regex` after `<｜tool▁call▁begin｜>`: the name
+/// runs lazily to the first separator on its line, the arguments lazily to
+/// the next call end.
 fn match_v31_call(body: &str) -> Option<(&str, &str, usize)> {
-    let line = first_line(body);
-    let mut search = line.len();
-    while let Some(sep) = line[..search].rfind(SEP) {
-        let args_start = sep + SEP.len();
-        if let Some(len) = body[args_start..].find(CALL_END) {
-            return Some((&line[..sep], &body[args_start..args_start + len], args_start + len + CALL_END.len()));
-        }
-        search = sep;
-    }
-    None
+    let sep = first_line(body).find(SEP)?;
+    let args_start = sep + SEP.len();
+    let len = body[args_start..].find(CALL_END)?;
+    Some((&body[..sep], &body[args_start..args_start + len], args_start + len + CALL_END.len()))
 }
 
 /// `findall` of a call regex: scan each `<｜tool▁call▁begin｜>`, resuming
