@@ -38,23 +38,156 @@ pub struct MarkerIds {
 /// One entry of vLLM's `prev_tool_call_arr`: only its `arguments` are read
 /// back, and the key may be absent.
 #[derive(Debug, Clone, Default)]
-struct Seen {
+pub(super) struct Seen {
     arguments: Option<String>,
 }
 
 pub struct DeepSeekToolParser {
-    format: Format,
-    ids: MarkerIds,
-    name_sent: bool,
-    prev: Vec<Seen>,
+    pub(super) format: Format,
+    pub(super) ids: MarkerIds,
+    pub(super) name_sent: bool,
+    pub(super) prev: Vec<Seen>,
     /// `current_tool_id`: -1 before the first call.
-    current: i64,
-    streamed: Vec<String>,
+    pub(super) current: i64,
+    /// Per call, the argument text sent so far.
+    pub(super) streamed: Vec<String>,
+    /// Per call (by opener), whether its name was sent.
+    pub(super) names_sent: Vec<bool>,
+    /// Content sent so far in the tool phase.
+    pub(super) content_sent: String,
 }
 
 impl DeepSeekToolParser {
     pub fn new(format: Format, ids: MarkerIds) -> Self {
-        DeepSeekToolParser { format, ids, name_sent: false, prev: Vec::new(), current: -1, streamed: Vec::new() }
+        DeepSeekToolParser {
+            format,
+            ids,
+            name_sent: false,
+            prev: Vec::new(),
+            current: -1,
+            streamed: Vec::new(),
+            names_sent: Vec::new(),
+            content_sent: String::new(),
+        }
+    }
+}
+
+impl DeepSeekToolParser {
+    /// vLLM's `extract_tool_calls_streaming`, quirks included.
+    fn vllm_step(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        if !ids.current.contains(&self.ids.calls_begin) {
+            return content_delta(t.delta.to_string());
+        }
+        let mut delta_text = t.delta.replace(CALLS_BEGIN, "").replace(CALLS_END, "");
+        let count = |s: &[i64], id: Option<i64>| id.map_or(0, |id| s.iter().filter(|&&x| x == id).count());
+        let prev_start = count(ids.previous, self.ids.call_begin);
+        let prev_end = count(ids.previous, self.ids.call_end);
+        let cur_start = count(ids.current, self.ids.call_begin);
+        let cur_end = count(ids.current, self.ids.call_end);
+
+        // Plain text, or text after a closed call.
+        if cur_start == cur_end && prev_end == cur_end && !delta_text.contains(CALL_END) {
+            return content_delta(delta_text);
+        }
+        let mut portion: Option<String> = None;
+        let mut text_portion: Option<String> = None;
+        if delta_text.contains(CALL_END) {
+            // vLLM appends the delta to a current text that already ends with it.
+            let full = format!("{}{}", t.current, delta_text);
+            portion = Some(first_part(after_last(&full, CALL_BEGIN), CALL_END).trim_end().to_string());
+            delta_text = first_part(&delta_text, CALL_END).trim_end().to_string();
+            text_portion = Some(delta_text.trim_start().to_string());
+        }
+
+        if cur_start > cur_end && cur_start > prev_start {
+            // A new call: a lone opener token carries no text yet.
+            portion = (ids.delta.len() > 1).then(|| after_last(t.current, CALL_BEGIN).to_string());
+            text_portion = None;
+            self.current += 1;
+            self.name_sent = false;
+            self.streamed.push(String::new());
+        } else if cur_start > cur_end && cur_start == prev_start {
+            portion = Some(after_last(t.current, CALL_BEGIN).to_string());
+            text_portion = None;
+        } else if cur_start == cur_end {
+            // The call closes: send the delta up to its last `"}` if any
+            // arguments were seen.
+            if self.prev.is_empty() {
+                return None;
+            }
+            let seen = usize::try_from(self.current).ok().and_then(|i| self.prev.get(i))?;
+            if truthy(&seen.arguments) {
+                let end = delta_text.rfind("\"}")?;
+                let diff = format!("{}\"}}", &delta_text[..end]);
+                let streamed = usize::try_from(self.current).ok().and_then(|i| self.streamed.get_mut(i))?;
+                streamed.push_str(&diff);
+                return args_delta(self.current, diff);
+            }
+        } else {
+            // More call ends than starts.
+            return Some(Delta {
+                content: Some(delta_text.replace(CALL_BEGIN, "").replace(CALL_END, "")),
+                ..Default::default()
+            });
+        }
+
+        let (mut name, mut call) = (None, Seen::default());
+        if let Some(p) = portion.as_deref().filter(|p| !p.is_empty()) {
+            let (n, args) = match self.format.match_portion(p) {
+                Some(found) => found,
+                None => (self.format.match_name(p)?, String::new()),
+            };
+            (name, call) = (Some(n), Seen { arguments: Some(args) });
+        }
+
+        if !self.name_sent {
+            let name = name.filter(|n| !n.is_empty())?;
+            self.name_sent = true;
+            return Some(Delta {
+                tool_calls: vec![DeltaToolCall {
+                    id: Some(random_tool_call_id()),
+                    kind: Some("function"),
+                    index: self.current,
+                    function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
+                }],
+                ..Default::default()
+            });
+        }
+        if portion.is_none() {
+            return text_portion.map(|_| Delta { content: Some(delta_text), ..Default::default() });
+        }
+
+        let index = usize::try_from(self.current).ok()?;
+        if self.prev.len() <= index {
+            self.prev.push(Seen::default());
+        }
+        // An index past the list is vLLM's IndexError: nothing is sent.
+        let prev_args = self.prev.get(index)?.arguments.clone();
+        let cur_args = call.arguments.clone();
+        let delta = match (truthy(&prev_args), truthy(&cur_args)) {
+            (false, true) => {
+                let args = cur_args.unwrap_or_default();
+                *self.streamed.get_mut(index)? = args.clone();
+                args_delta(self.current, args)
+            }
+            (true, true) => {
+                let (prev, cur) = (prev_args.unwrap_or_default(), cur_args.unwrap_or_default());
+                if cur.len() > prev.len() && cur.starts_with(&prev) {
+                    let diff = cur[prev.len()..].to_string();
+                    *self.streamed.get_mut(index)? = cur;
+                    args_delta(self.current, diff)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        if index + 1 == self.prev.len() {
+            self.prev[index] = call;
+        } else {
+            self.prev.push(call);
+        }
+        delta
     }
 }
 
@@ -72,7 +205,7 @@ fn after_last<'a>(s: &'a str, sep: &str) -> &'a str {
 /// `(type, name, arguments, match length)`. `type` and `name` share the
 /// first line, split at its last separator; the arguments run lazily to the
 /// first fence close.
-fn match_v3_call(body: &str) -> Option<(&str, &str, &str, usize)> {
+pub(super) fn match_v3_call(body: &str) -> Option<(&str, &str, &str, usize)> {
     let line_end = body.find('\n')?;
     let line = &body[..line_end];
     let sep = line.rfind(SEP)?;
@@ -86,7 +219,7 @@ fn match_v3_call(body: &str) -> Option<(&str, &str, &str, usize)> {
 /// V3.1 batch `tool_call_regex` after `<｜tool▁call▁begin｜>`: the name
 /// runs lazily to the first separator on its line, the arguments lazily to
 /// the next call end.
-fn match_v31_call(body: &str) -> Option<(&str, &str, usize)> {
+pub(super) fn match_v31_call(body: &str) -> Option<(&str, &str, usize)> {
     let sep = first_line(body).find(SEP)?;
     let args_start = sep + SEP.len();
     let len = body[args_start..].find(CALL_END)?;
@@ -201,119 +334,9 @@ impl ToolParser for DeepSeekToolParser {
     }
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
-        if !ids.current.contains(&self.ids.calls_begin) {
-            return content_delta(t.delta.to_string());
-        }
-        let mut delta_text = t.delta.replace(CALLS_BEGIN, "").replace(CALLS_END, "");
-        let count = |s: &[i64], id: Option<i64>| id.map_or(0, |id| s.iter().filter(|&&x| x == id).count());
-        let prev_start = count(ids.previous, self.ids.call_begin);
-        let prev_end = count(ids.previous, self.ids.call_end);
-        let cur_start = count(ids.current, self.ids.call_begin);
-        let cur_end = count(ids.current, self.ids.call_end);
-
-        // Plain text, or text after a closed call.
-        if cur_start == cur_end && prev_end == cur_end && !delta_text.contains(CALL_END) {
-            return content_delta(delta_text);
-        }
-        let mut portion: Option<String> = None;
-        let mut text_portion: Option<String> = None;
-        if delta_text.contains(CALL_END) {
-            // vLLM appends the delta to a current text that already ends with it.
-            let full = format!("{}{}", t.current, delta_text);
-            portion = Some(first_part(after_last(&full, CALL_BEGIN), CALL_END).trim_end().to_string());
-            delta_text = first_part(&delta_text, CALL_END).trim_end().to_string();
-            text_portion = Some(delta_text.trim_start().to_string());
-        }
-
-        if cur_start > cur_end && cur_start > prev_start {
-            // A new call: a lone opener token carries no text yet.
-            portion = (ids.delta.len() > 1).then(|| after_last(t.current, CALL_BEGIN).to_string());
-            text_portion = None;
-            self.current += 1;
-            self.name_sent = false;
-            self.streamed.push(String::new());
-        } else if cur_start > cur_end && cur_start == prev_start {
-            portion = Some(after_last(t.current, CALL_BEGIN).to_string());
-            text_portion = None;
-        } else if cur_start == cur_end {
-            // The call closes: send the delta up to its last `"}` if any
-            // arguments were seen.
-            if self.prev.is_empty() {
-                return None;
-            }
-            let seen = usize::try_from(self.current).ok().and_then(|i| self.prev.get(i))?;
-            if truthy(&seen.arguments) {
-                let end = delta_text.rfind("\"}")?;
-                let diff = format!("{}\"}}", &delta_text[..end]);
-                let streamed = usize::try_from(self.current).ok().and_then(|i| self.streamed.get_mut(i))?;
-                streamed.push_str(&diff);
-                return args_delta(self.current, diff);
-            }
-        } else {
-            // More call ends than starts.
-            return Some(Delta {
-                content: Some(delta_text.replace(CALL_BEGIN, "").replace(CALL_END, "")),
-                ..Default::default()
-            });
-        }
-
-        let (mut name, mut call) = (None, Seen::default());
-        if let Some(p) = portion.as_deref().filter(|p| !p.is_empty()) {
-            let (n, args) = match self.format.match_portion(p) {
-                Some(found) => found,
-                None => (self.format.match_name(p)?, String::new()),
-            };
-            (name, call) = (Some(n), Seen { arguments: Some(args) });
-        }
-
-        if !self.name_sent {
-            let name = name.filter(|n| !n.is_empty())?;
-            self.name_sent = true;
-            return Some(Delta {
-                tool_calls: vec![DeltaToolCall {
-                    id: Some(random_tool_call_id()),
-                    kind: Some("function"),
-                    index: self.current,
-                    function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
-                }],
-                ..Default::default()
-            });
-        }
-        if portion.is_none() {
-            return text_portion.map(|_| Delta { content: Some(delta_text), ..Default::default() });
-        }
-
-        let index = usize::try_from(self.current).ok()?;
-        if self.prev.len() <= index {
-            self.prev.push(Seen::default());
-        }
-        // An index past the list is vLLM's IndexError: nothing is sent.
-        let prev_args = self.prev.get(index)?.arguments.clone();
-        let cur_args = call.arguments.clone();
-        let delta = match (truthy(&prev_args), truthy(&cur_args)) {
-            (false, true) => {
-                let args = cur_args.unwrap_or_default();
-                *self.streamed.get_mut(index)? = args.clone();
-                args_delta(self.current, args)
-            }
-            (true, true) => {
-                let (prev, cur) = (prev_args.unwrap_or_default(), cur_args.unwrap_or_default());
-                if cur.len() > prev.len() && cur.starts_with(&prev) {
-                    let diff = cur[prev.len()..].to_string();
-                    *self.streamed.get_mut(index)? = cur;
-                    args_delta(self.current, diff)
-                } else {
-                    None
-                }
-            }
-            _ => None,
-        };
-        if index + 1 == self.prev.len() {
-            self.prev[index] = call;
-        } else {
-            self.prev.push(call);
-        }
-        delta
+        let before = self.current;
+        let delta = self.vllm_step(t, ids);
+        self.repair(delta, before, t, ids)
     }
 
     /// The base `get_remaining_unstreamed_args`: a last call without an

@@ -5,6 +5,7 @@
 mod coerce;
 pub mod context;
 mod deepseek;
+mod deepseek_stream;
 mod delegating;
 pub mod engine;
 mod glm47;
