@@ -111,6 +111,9 @@ impl DeepSeekToolParser {
                     self.name_sent = true;
                 }
                 Some((Some(name), args.clone()))
+            } else if streamed.is_empty() && super::pyjson::loads(&args).is_some_and(|v| v == serde_json::json!({})) {
+                // No arguments streamed reads as `{}`.
+                None
             } else {
                 // Whitespace alone does not change the parsed arguments.
                 args.strip_prefix(streamed.as_str())
@@ -131,8 +134,12 @@ impl DeepSeekToolParser {
         }
         d.tool_calls.sort_by_key(|tc| tc.index);
 
-        // Content: what batch keeps of the text so far, minus what was sent.
-        let truth = self.batch_content(t.current);
+        // Content: what batch keeps of the text so far, minus what was sent
+        // (with calls begun, whitespace alone is no content).
+        let mut truth = self.batch_content(t.current);
+        if truth.trim().is_empty() {
+            truth = "".into();
+        }
         let expected = truth.strip_prefix(self.content_sent.as_str()).unwrap_or("").to_string();
         if d.content.as_deref().unwrap_or("") != expected {
             d.content = (!expected.is_empty()).then_some(expected);
