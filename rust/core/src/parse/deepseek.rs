@@ -353,3 +353,174 @@ impl ToolParser for DeepSeekToolParser {
 fn first_part<'a>(s: &'a str, sep: &str) -> &'a str {
     s.find(sep).map_or(s, |i| &s[..i])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    const IDS: MarkerIds = MarkerIds { calls_begin: 1, call_begin: Some(3), call_end: Some(4) };
+
+    fn ctx() -> ChatContext {
+        ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new())
+    }
+
+    fn v3_call(name: &str, args: &str) -> String {
+        format!("{CALL_BEGIN}function{SEP}{name}\n```json\n{args}\n```{CALL_END}")
+    }
+
+    fn v31_call(name: &str, args: &str) -> String {
+        format!("{CALL_BEGIN}{name}{SEP}{args}{CALL_END}")
+    }
+
+    /// Markers as single tokens, every other character a token of its own.
+    fn tokenize(text: &str) -> Vec<(String, i64)> {
+        let markers = [(CALLS_BEGIN, 1), (CALLS_END, 2), (CALL_BEGIN, 3), (CALL_END, 4), (SEP, 5)];
+        let mut out = Vec::new();
+        let mut rest = text;
+        'outer: while let Some(c) = rest.chars().next() {
+            for (m, id) in markers {
+                if let Some(r) = rest.strip_prefix(m) {
+                    out.push((m.to_string(), id));
+                    rest = r;
+                    continue 'outer;
+                }
+            }
+            out.push((c.to_string(), 100));
+            rest = &rest[c.len_utf8()..];
+        }
+        out
+    }
+
+    /// Stream `text` in chunks ending at `cuts` (token positions) and
+    /// assemble content and calls, with the finish flush on the last chunk.
+    fn assemble(format: Format, text: &str, cuts: &[usize]) -> (String, Vec<(String, String)>) {
+        let tokens = tokenize(text);
+        let mut p = DeepSeekToolParser::new(format, IDS);
+        let (mut prev_text, mut prev_ids) = (String::new(), Vec::new());
+        let mut content = String::new();
+        let mut calls: BTreeMap<i64, (String, String)> = BTreeMap::new();
+        let mut start = 0;
+        for (k, &end) in cuts.iter().chain([tokens.len()].iter()).enumerate() {
+            let chunk = &tokens[start..end.max(start)];
+            start = end.max(start);
+            let delta: String = chunk.iter().map(|(t, _)| t.as_str()).collect();
+            let delta_ids: Vec<i64> = chunk.iter().map(|(_, i)| *i).collect();
+            let cur_text = format!("{prev_text}{delta}");
+            let cur_ids: Vec<i64> = prev_ids.iter().chain(&delta_ids).copied().collect();
+            let texts = Texts { previous: &prev_text, current: &cur_text, delta: &delta };
+            let ids = Ids { previous: &prev_ids, current: &cur_ids, delta: &delta_ids };
+            let mut d = p.extract_tool_calls_streaming(&texts, &ids, &ctx());
+            if k == cuts.len() {
+                if let Some(f) = d.as_mut().and_then(|d| d.tool_calls.last_mut()).and_then(|t| t.function.as_mut()) {
+                    f.arguments =
+                        Some(format!("{}{}", f.arguments.as_deref().unwrap_or(""), p.remaining_unstreamed_args()));
+                }
+            }
+            if let Some(d) = d {
+                content.push_str(d.content.as_deref().unwrap_or(""));
+                for tc in d.tool_calls {
+                    let entry = calls.entry(tc.index).or_default();
+                    if let Some(f) = tc.function {
+                        entry.0.push_str(f.name.as_deref().unwrap_or(""));
+                        entry.1.push_str(f.arguments.as_deref().unwrap_or(""));
+                    }
+                }
+            }
+            (prev_text, prev_ids) = (cur_text, cur_ids);
+        }
+        (content, calls.into_values().collect())
+    }
+
+    fn batch(format: Format, text: &str) -> (String, Vec<(String, String)>) {
+        let e = DeepSeekToolParser::new(format, IDS).extract_tool_calls(text, &ctx());
+        let content = e.content.filter(|c| !c.trim().is_empty()).unwrap_or_default();
+        (content, e.calls.into_iter().map(|c| (c.name, c.arguments)).collect())
+    }
+
+    /// Arguments compared as parsed JSON, as clients read them (none
+    /// streamed reads as `{}`).
+    fn parsed(r: (String, Vec<(String, String)>)) -> (String, Vec<(String, Option<serde_json::Value>)>) {
+        let args = |a: String| super::super::pyjson::loads(if a.is_empty() { "{}" } else { &a });
+        (r.0, r.1.into_iter().map(|(n, a)| (n, args(a))).collect())
+    }
+
+    fn samples() -> Vec<(Format, String)> {
+        let v3 = |calls: &[String]| format!("{CALLS_BEGIN}{}{CALLS_END}", calls.concat());
+        let v31 = |calls: &[String]| format!("{CALLS_BEGIN}{}{CALLS_END}", calls.concat());
+        vec![
+            (Format::V3, v3(&[v3_call("get_weather", r#"{"city": "Oslo"}"#)])),
+            (
+                Format::V3,
+                format!(
+                    "Let me check.\n\n{}",
+                    v3(&[v3_call("a", r#"{"n": 2}"#), v3_call("b", "{\n  \"q\": \"x \\\"y\\\"\"\n}")])
+                ),
+            ),
+            (Format::V3, format!("{} Done.", v3(&[v3_call("f", r#"{"to": ["c"], "k": {"x": 1.5}}"#)]))),
+            (Format::V31, v31(&[v31_call("get_weather", r#"{"city": "Oslo"}"#)])),
+            (Format::V31, format!("Sure.\n{}", v31(&[v31_call("a", r#"{"n": 2}"#), v31_call("b", "{\n \"q\": 1\n}")]))),
+            (Format::V31, v31(&[v31_call("noargs", "{}")])),
+        ]
+    }
+
+    #[test]
+    fn v3_batch_reads_fenced_calls_and_keeps_text_around_the_block() {
+        let text = format!(
+            "Hi{CALLS_BEGIN}{}{}{CALLS_END} bye",
+            v3_call("a", r#"{"x": 1}"#),
+            v3_call("b", "{\n  \"y\": 2\n}")
+        );
+        let e = DeepSeekToolParser::new(Format::V3, IDS).extract_tool_calls(&text, &ctx());
+        assert!(e.tools_called);
+        assert_eq!(e.calls.len(), 2);
+        assert_eq!((e.calls[0].name.as_str(), e.calls[0].arguments.as_str()), ("a", r#"{"x": 1}"#));
+        assert_eq!(e.calls[1].arguments, "{\n  \"y\": 2\n}");
+        assert_eq!(e.content.as_deref(), Some("Hi bye"));
+    }
+
+    #[test]
+    fn v3_batch_rejects_a_type_other_than_function_and_finds_no_unfenced_call() {
+        let text = format!("{CALLS_BEGIN}{CALL_BEGIN}tool{SEP}a\n```json\n{{}}\n```{CALL_END}{CALLS_END}");
+        let e = DeepSeekToolParser::new(Format::V3, IDS).extract_tool_calls(&text, &ctx());
+        assert!(!e.tools_called);
+        assert_eq!(e.content.as_deref(), Some(text.as_str()));
+        let text = format!("x{CALLS_BEGIN}{CALL_BEGIN}function{SEP}a\n{{}}{CALL_END}{CALLS_END}");
+        let e = DeepSeekToolParser::new(Format::V3, IDS).extract_tool_calls(&text, &ctx());
+        assert!(e.tools_called && e.calls.is_empty());
+        assert_eq!(e.content.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn v31_batch_takes_the_first_separator_and_drops_text_after_the_calls() {
+        let text =
+            format!("Hi{CALLS_BEGIN}{}{}{CALLS_END} bye", v31_call("a", r#"{"x": 1}"#), v31_call("b", r#"{"y": 2}"#));
+        let e = DeepSeekToolParser::new(Format::V31, IDS).extract_tool_calls(&text, &ctx());
+        assert_eq!(e.calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(e.calls[1].arguments, r#"{"y": 2}"#);
+        assert_eq!(e.content.as_deref(), Some("Hi"));
+    }
+
+    #[test]
+    fn v3_one_token_per_chunk_streams_name_then_argument_text() {
+        let text = format!("{CALLS_BEGIN}{}{CALLS_END}", v3_call("f", r#"{"a": "b"}"#));
+        let n = tokenize(&text).len();
+        let (content, calls) = assemble(Format::V3, &text, &(1..n).collect::<Vec<_>>());
+        assert_eq!(content, "");
+        assert_eq!(calls, [("f".to_string(), r#"{"a": "b"}"#.to_string())]);
+    }
+
+    #[test]
+    fn streams_assemble_to_the_batch_answer_for_any_chunking() {
+        for (format, text) in samples() {
+            let expected = parsed(batch(format, &text));
+            let n = tokenize(&text).len();
+            let one_each: Vec<usize> = (1..n).collect();
+            assert_eq!(parsed(assemble(format, &text, &one_each)), expected, "one token each: {text:?}");
+            assert_eq!(parsed(assemble(format, &text, &[])), expected, "all at once: {text:?}");
+            for cut in 1..n {
+                assert_eq!(parsed(assemble(format, &text, &[cut])), expected, "split at {cut}: {text:?}");
+            }
+        }
+    }
+}

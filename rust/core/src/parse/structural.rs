@@ -298,6 +298,30 @@ mod tests {
     }
 
     #[test]
+    fn deepseek_tags_escape_the_markers_and_constrain_auto_only_when_asked() {
+        use super::super::ToolChoice;
+        // Auto is free unless a tool is strict (here "b" is).
+        assert_eq!(deepseek(true, &tools()[..1], &ToolChoice::Auto, true), None);
+        assert!(deepseek(true, &tools(), &ToolChoice::Auto, true).is_some());
+        let required = deepseek(true, &tools(), &ToolChoice::Required, true).unwrap();
+        assert!(required
+            .starts_with(r#"{"type": "structural_tag", "format": {"type": "tag", "begin": "<\uff5ctool\u2581calls"#));
+        let tag: Value = serde_json::from_str(&required).unwrap();
+        assert_eq!(tag["format"]["content"]["separator"], "\n");
+        assert_eq!(tag["format"]["content"]["tags"][0]["end"], "\n```<｜tool▁call▁end｜>");
+        // A single call limits auto too, through a triggered tag.
+        let single: Value =
+            serde_json::from_str(&deepseek(false, &tools(), &ToolChoice::Auto, false).unwrap()).unwrap();
+        assert_eq!(single["format"]["type"], "triggered_tags");
+        assert_eq!(single["format"]["stop_after_first"], true);
+        assert_eq!(single["format"]["tags"][0]["content"]["stop_after_first"], true);
+        let named: Value =
+            serde_json::from_str(&deepseek(false, &tools(), &ToolChoice::Named("b".into()), true).unwrap()).unwrap();
+        assert_eq!(named["format"]["begin"], "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>b<｜tool▁sep｜>");
+        assert_eq!(named["format"]["content"]["json_schema"], json!({"type": "object"}));
+    }
+
+    #[test]
     fn minimax_wraps_invoke_tags_in_the_tool_call_block() {
         let tag: Value = serde_json::from_str(&minimax(&tools(), None, false)).unwrap();
         let elements = &tag["format"]["elements"];
