@@ -23,6 +23,8 @@ REFERENCE = HERE / "reference"
 MODEL_DIRS = {
     "models/qwen3": DEFAULT_MODEL_DIR,
     "models/deepseek_r1": HERE / "models" / "deepseek_r1",
+    "models/deepseek_v3": HERE / "models" / "deepseek_v3",
+    "models/deepseek_v31": HERE / "models" / "deepseek_v31",
     "models/qwen3_coder": HERE / "models" / "qwen3_coder",
     "models/llama3": HERE / "models" / "llama3",
 }

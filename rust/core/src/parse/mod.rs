@@ -4,6 +4,8 @@
 
 mod coerce;
 pub mod context;
+mod deepseek;
+mod deepseek_stream;
 mod delegating;
 pub mod engine;
 mod glm47;

@@ -1,5 +1,6 @@
 //! Parser names (vLLM's CLI names and aliases) → parser instances.
 
+use super::deepseek::{DeepSeekToolParser, Format, MarkerIds};
 use super::engine::{EngineReasoning, EngineTools};
 use super::hermes::HermesParser;
 use super::llama3_json::Llama3JsonParser;
@@ -28,6 +29,8 @@ enum ToolFamily {
     Llama3Json,
     Pythonic,
     Llama4Pythonic,
+    DeepSeekV3,
+    DeepSeekV31,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -50,6 +53,7 @@ pub struct ParserSpec {
     tool: Option<ToolFamily>,
     pub enable_auto_tools: bool,
     think_ids: Option<(i64, i64)>,
+    deepseek_ids: Option<MarkerIds>,
 }
 
 impl ParserSpec {
@@ -85,30 +89,44 @@ impl ParserSpec {
             (Some("llama3_json") | Some("llama4_json"), true) => Some(ToolFamily::Llama3Json),
             (Some("pythonic"), true) => Some(ToolFamily::Pythonic),
             (Some("llama4_pythonic"), true) => Some(ToolFamily::Llama4Pythonic),
+            (Some("deepseek_v3"), true) => Some(ToolFamily::DeepSeekV3),
+            (Some("deepseek_v31"), true) => Some(ToolFamily::DeepSeekV31),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
             return Ok(None);
         }
         // The `<think>` families need both markers as single tokens.
-        let think_ids = match reasoning {
-            Some(ReasoningFamily::DeepSeekR1 | ReasoningFamily::DeepSeekV3) => {
-                let id = |t: &str| model.tokenizer.token_to_id(t).map(i64::from);
-                match (id("<think>"), id("</think>")) {
-                    (Some(s), Some(e)) => Some((s, e)),
-                    _ => {
-                        return Err(ParserSpecError::Tokenizer {
-                            tool: tool_name.unwrap_or("None").to_string(),
-                            reasoning: reasoning_name.unwrap_or("None").to_string(),
-                            model: model.path.display().to_string(),
-                            reason: "could not locate think start/end tokens in the tokenizer".into(),
-                        })
+        let token = |t: &str| model.tokenizer.token_to_id(t).map(i64::from);
+        let tokenizer_error = |reason: &str| ParserSpecError::Tokenizer {
+            tool: tool_name.unwrap_or("None").to_string(),
+            reasoning: reasoning_name.unwrap_or("None").to_string(),
+            model: model.path.display().to_string(),
+            reason: reason.to_string(),
+        };
+        // The DeepSeek tool parsers count their markers by token id.
+        let deepseek_ids = match tool {
+            Some(ToolFamily::DeepSeekV3 | ToolFamily::DeepSeekV31) => {
+                use super::deepseek::{CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END};
+                match (token(CALLS_BEGIN), token(CALLS_END)) {
+                    (Some(calls_begin), Some(_)) => {
+                        Some(MarkerIds { calls_begin, call_begin: token(CALL_BEGIN), call_end: token(CALL_END) })
                     }
+                    _ => return Err(tokenizer_error("could not locate tool call start/end tokens in the tokenizer")),
                 }
             }
             _ => None,
         };
-        Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids }))
+        let think_ids = match reasoning {
+            Some(ReasoningFamily::DeepSeekR1 | ReasoningFamily::DeepSeekV3) => {
+                match (token("<think>"), token("</think>")) {
+                    (Some(s), Some(e)) => Some((s, e)),
+                    _ => return Err(tokenizer_error("could not locate think start/end tokens in the tokenizer")),
+                }
+            }
+            _ => None,
+        };
+        Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids, deepseek_ids }))
     }
 
     pub fn has_reasoning(&self) -> bool {
@@ -133,6 +151,14 @@ impl ParserSpec {
             )
         );
         let mut structured = None;
+        if let Some(family @ (ToolFamily::DeepSeekV3 | ToolFamily::DeepSeekV31)) = self.tool {
+            // No `adjust_request` of their own: only the structural tag
+            // (special tokens are skipped; the markers are not special).
+            let v3 = family == ToolFamily::DeepSeekV3;
+            let tag = super::structural::deepseek(v3, &ctx.tools, &ctx.tool_choice, ctx.parallel_tool_calls);
+            let structured = tag.filter(|_| !ctx.tools.is_empty()).map(|t| super::structural::params(None, Some(t)));
+            return (keep_special, structured);
+        }
         if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
             // Llama's and the pythonic parsers keep the base `adjust_request`,
             // which leaves special tokens alone (and, for pythonic, gives
@@ -245,6 +271,10 @@ impl ParserSpec {
             Some(ToolFamily::Glm47) => {
                 let config = super::glm47::config(super::glm47::thinking_enabled(&ctx.template_kwargs));
                 Some(Box::new(EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none())))
+            }
+            Some(family @ (ToolFamily::DeepSeekV3 | ToolFamily::DeepSeekV31)) => {
+                let format = if family == ToolFamily::DeepSeekV3 { Format::V3 } else { Format::V31 };
+                self.deepseek_ids.map(|ids| Box::new(DeepSeekToolParser::new(format, ids)) as Box<dyn ToolParser>)
             }
         };
         DelegatingParser::new(reasoning, tool, self.enable_auto_tools)

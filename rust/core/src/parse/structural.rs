@@ -115,6 +115,60 @@ pub fn minimax(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> S
     }))
 }
 
+/// xgrammar's `deepseek_r1` (V3, fenced JSON, calls separated by a newline)
+/// and `deepseek_v3_1` builtin tags, as vLLM asks for them (no reasoning
+/// prefix). `None` when vLLM leaves the request unconstrained: `auto` with
+/// parallel calls and no strict tool.
+pub fn deepseek(v3: bool, tools: &[Value], choice: &super::ToolChoice, parallel: bool) -> Option<String> {
+    use super::deepseek::{CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END};
+    use super::ToolChoice;
+    let only = match choice {
+        ToolChoice::Named(n) => Some(n.as_str()),
+        ToolChoice::Auto | ToolChoice::Required => None,
+        ToolChoice::None | ToolChoice::Null => return None,
+    };
+    let any_strict = tools.iter().any(|t| t.pointer("/function/strict") == Some(&Value::Bool(true)));
+    if *choice == ToolChoice::Auto && parallel && !any_strict {
+        return None;
+    }
+    let call_open = |name: &str| {
+        if v3 {
+            format!("{CALL_BEGIN}function<｜tool▁sep｜>{name}\n```json\n")
+        } else {
+            format!("{CALL_BEGIN}{name}<｜tool▁sep｜>")
+        }
+    };
+    let (call_close, separator) = if v3 { (format!("\n```{CALL_END}"), "\n") } else { (CALL_END.to_string(), "") };
+    let schema_of = |s: Value| if s.is_null() { Value::Bool(true) } else { s };
+    let format = match only {
+        Some(_) => {
+            let (name, schema) = allowed_tools(tools, only).next()?;
+            json!({"type": "tag", "begin": format!("{CALLS_BEGIN}{}", call_open(name)),
+                "content": content(schema_of(schema), "json"), "end": format!("{call_close}{CALLS_END}")})
+        }
+        None => {
+            let tags: Vec<Value> = allowed_tools(tools, None)
+                .map(|(name, schema)| {
+                    json!({"type": "tag", "begin": call_open(name), "content": content(schema_of(schema), "json"), "end": call_close})
+                })
+                .collect();
+            // `limit_to_single_tool_call` stops every call list after one call.
+            let list = json!({"type": "tags_with_separator", "tags": tags, "separator": separator,
+                "at_least_one": true, "stop_after_first": !parallel});
+            let calls = json!({"type": "tag", "begin": CALLS_BEGIN, "content": list, "end": CALLS_END});
+            if *choice == ToolChoice::Auto {
+                json!({"type": "triggered_tags", "triggers": [CALLS_BEGIN], "tags": [calls], "at_least_one": false,
+                    "stop_after_first": !parallel, "excludes": ["<think>", "</think>"]})
+            } else {
+                calls
+            }
+        }
+    };
+    // vLLM dumps the tag with `json.dumps` defaults: non-ASCII escaped.
+    let opts = super::pyjson::DumpOptions { ensure_ascii: true, ..Default::default() };
+    Some(super::pyjson::dumps_with(&json!({"type": "structural_tag", "format": format}), &opts))
+}
+
 /// What a GLM-4.7 argument value may not contain.
 const GLM47_VALUE_EXCLUDES: [&str; 8] =
     ["<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"];
@@ -267,6 +321,30 @@ mod tests {
             json!({"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}),
             json!({"type": "function", "function": {"name": "b", "strict": true, "parameters": {"type": "object"}}}),
         ]
+    }
+
+    #[test]
+    fn deepseek_tags_escape_the_markers_and_constrain_auto_only_when_asked() {
+        use super::super::ToolChoice;
+        // Auto is free unless a tool is strict (here "b" is).
+        assert_eq!(deepseek(true, &tools()[..1], &ToolChoice::Auto, true), None);
+        assert!(deepseek(true, &tools(), &ToolChoice::Auto, true).is_some());
+        let required = deepseek(true, &tools(), &ToolChoice::Required, true).unwrap();
+        assert!(required
+            .starts_with(r#"{"type": "structural_tag", "format": {"type": "tag", "begin": "<\uff5ctool\u2581calls"#));
+        let tag: Value = serde_json::from_str(&required).unwrap();
+        assert_eq!(tag["format"]["content"]["separator"], "\n");
+        assert_eq!(tag["format"]["content"]["tags"][0]["end"], "\n```<｜tool▁call▁end｜>");
+        // A single call limits auto too, through a triggered tag.
+        let single: Value =
+            serde_json::from_str(&deepseek(false, &tools(), &ToolChoice::Auto, false).unwrap()).unwrap();
+        assert_eq!(single["format"]["type"], "triggered_tags");
+        assert_eq!(single["format"]["stop_after_first"], true);
+        assert_eq!(single["format"]["tags"][0]["content"]["stop_after_first"], true);
+        let named: Value =
+            serde_json::from_str(&deepseek(false, &tools(), &ToolChoice::Named("b".into()), true).unwrap()).unwrap();
+        assert_eq!(named["format"]["begin"], "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>b<｜tool▁sep｜>");
+        assert_eq!(named["format"]["content"]["json_schema"], json!({"type": "object"}));
     }
 
     #[test]

@@ -129,15 +129,47 @@ impl ChatTemplate {
         template.render(JValue::from(minijinja::value::Serde(vars))).map_err(|e| {
             // `raise_exception` messages are the template author's words.
             let detail = e.detail().map(str::to_string).unwrap_or_else(|| e.to_string());
-            TemplateError::Render(detail)
+            TemplateError::Render(python_add_error(&detail).unwrap_or(detail))
         })
     }
+}
+
+/// Jinja's `+` is Python's, and vLLM reports Python's `TypeError` text: map
+/// minijinja's "tried to use + operator on unsupported types A and B".
+/// (minijinja has one number kind; it is reported as `int`.)
+fn python_add_error(detail: &str) -> Option<String> {
+    let kinds = detail.strip_prefix("tried to use + operator on unsupported types ")?;
+    let (lhs, rhs) = kinds.split_once(" and ")?;
+    let py = |kind: &str| match kind {
+        "none" => Some("NoneType"),
+        "bool" => Some("bool"),
+        "number" => Some("int"),
+        "string" => Some("str"),
+        "bytes" => Some("bytes"),
+        "sequence" => Some("list"),
+        "map" => Some("dict"),
+        _ => None,
+    };
+    let (lhs, rhs) = (py(lhs)?, py(rhs)?);
+    Some(match lhs {
+        "str" | "list" => format!("can only concatenate {lhs} (not \"{rhs}\") to {lhs}"),
+        _ => format!("unsupported operand type(s) for +: '{lhs}' and '{rhs}'"),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn adding_a_mapping_to_a_string_fails_with_pythons_message() {
+        let t = ChatTemplate::new("{{ 'a' + d }}").unwrap();
+        match t.render(&json!({"d": {"k": 1}})) {
+            Err(TemplateError::Render(m)) => assert_eq!(m, "can only concatenate str (not \"dict\") to str"),
+            other => panic!("{other:?}"),
+        }
+    }
 
     #[test]
     fn python_string_methods_and_tojson() {
