@@ -25,6 +25,7 @@ MODEL_DIRS = {
     "models/deepseek_r1": HERE / "models" / "deepseek_r1",
     "models/qwen3_coder": HERE / "models" / "qwen3_coder",
     "models/llama3": HERE / "models" / "llama3",
+    "models/mistral": HERE / "models" / "mistral",
 }
 
 

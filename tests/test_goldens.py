@@ -25,6 +25,7 @@ CONFIGS_UNDER_TEST = [
     "seed_oss",
     "glm47",
     "minimax_m2",
+    "mistral",
 ]
 
 # Deliberate, documented divergences (docs/divergences.md), by case id suffix.

@@ -23,6 +23,7 @@ enum ToolFamily {
     SeedOss,
     Glm47,
     MinimaxM2,
+    Mistral,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -45,6 +46,8 @@ pub struct ParserSpec {
     tool: Option<ToolFamily>,
     pub enable_auto_tools: bool,
     think_ids: Option<(i64, i64)>,
+    /// `[TOOL_CALLS]`'s id (mistral).
+    tool_calls_id: Option<i64>,
 }
 
 impl ParserSpec {
@@ -77,6 +80,7 @@ impl ParserSpec {
             (Some("seed_oss"), true) => Some(ToolFamily::SeedOss),
             (Some("glm45") | Some("glm47"), true) => Some(ToolFamily::Glm47),
             (Some("minimax_m2"), true) => Some(ToolFamily::MinimaxM2),
+            (Some("mistral"), true) => Some(ToolFamily::Mistral),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -100,7 +104,21 @@ impl ParserSpec {
             }
             _ => None,
         };
-        Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids }))
+        let tool_calls_id = match tool {
+            Some(ToolFamily::Mistral) => match model.tokenizer.token_to_id(super::mistral::TOOL_CALLS) {
+                Some(id) => Some(i64::from(id)),
+                None => {
+                    return Err(ParserSpecError::Tokenizer {
+                        tool: tool_name.unwrap_or("None").to_string(),
+                        reasoning: reasoning_name.unwrap_or("None").to_string(),
+                        model: model.path.display().to_string(),
+                        reason: "Mistral parser could not locate the tool call token in the tokenizer!".into(),
+                    })
+                }
+            },
+            _ => None,
+        };
+        Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids, tool_calls_id }))
     }
 
     pub fn has_reasoning(&self) -> bool {
@@ -138,6 +156,11 @@ impl ParserSpec {
                 structured = Some(super::structural::params(None, Some(tag)));
             } else if let Some((only, stop_after_first)) = forced {
                 structured = Some(match self.tool {
+                    // Pre-v11 Mistral: a JSON array of `{name, arguments}`.
+                    Some(ToolFamily::Mistral) => match super::structural::mistral_json_schema(&ctx.tools, only) {
+                        Some(schema) => super::structural::params(Some(schema), None),
+                        None => return (keep_special, None),
+                    },
                     Some(ToolFamily::SeedOss) => super::structural::params(
                         Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
                         None,
@@ -220,6 +243,9 @@ impl ParserSpec {
                 ctx.tools.clone(),
                 self.reasoning.is_none(),
             ))),
+            Some(ToolFamily::Mistral) => {
+                Some(Box::new(super::mistral::MistralParser::new(self.tool_calls_id.unwrap_or(-1))))
+            }
             Some(ToolFamily::Glm47) => {
                 let config = super::glm47::config(super::glm47::thinking_enabled(&ctx.template_kwargs));
                 Some(Box::new(EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none())))
