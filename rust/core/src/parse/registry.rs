@@ -104,18 +104,27 @@ impl ParserSpec {
             }
             _ => None,
         };
+        let tokenizer_error = |reason: &str| ParserSpecError::Tokenizer {
+            tool: tool_name.unwrap_or("None").to_string(),
+            reasoning: reasoning_name.unwrap_or("None").to_string(),
+            model: model.path.display().to_string(),
+            reason: reason.to_string(),
+        };
         let tool_calls_id = match tool {
-            Some(ToolFamily::Mistral) => match model.tokenizer.token_to_id(super::mistral::TOOL_CALLS) {
-                Some(id) => Some(i64::from(id)),
-                None => {
-                    return Err(ParserSpecError::Tokenizer {
-                        tool: tool_name.unwrap_or("None").to_string(),
-                        reasoning: reasoning_name.unwrap_or("None").to_string(),
-                        model: model.path.display().to_string(),
-                        reason: "Mistral parser could not locate the tool call token in the tokenizer!".into(),
-                    })
+            Some(ToolFamily::Mistral) => {
+                // v11+ vocabularies take vLLM's engine path, not ported yet.
+                if ["[ARGS]", "[THINK]"].iter().any(|t| model.tokenizer.token_to_id(t).is_some()) {
+                    return Err(tokenizer_error("only pre-v11 Mistral tokenizers (no [ARGS]/[THINK]) are supported"));
                 }
-            },
+                match model.tokenizer.token_to_id(super::mistral::TOOL_CALLS) {
+                    Some(id) => Some(i64::from(id)),
+                    None => {
+                        return Err(tokenizer_error(
+                            "Mistral parser could not locate the tool call token in the tokenizer!",
+                        ))
+                    }
+                }
+            }
             _ => None,
         };
         Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids, tool_calls_id }))
