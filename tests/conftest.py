@@ -27,6 +27,7 @@ MODEL_DIRS = {
     "models/deepseek_v31": HERE / "models" / "deepseek_v31",
     "models/qwen3_coder": HERE / "models" / "qwen3_coder",
     "models/llama3": HERE / "models" / "llama3",
+    "models/mistral": HERE / "models" / "mistral",
 }
 
 

@@ -326,3 +326,98 @@ def test_pythonic_stream_answers_as_batch_when_no_call_can_follow():
         status, batch = post(core, CHAT, batch_body)
         assert status == 200, batch
         assert (content, calls) == (batch["choices"][0]["message"]["content"], []) == (text, [])
+
+
+TOOL_CALLS = 5
+MISTRAL_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "parameters": {"type": "object", "properties": {"a": {"type": "string"}}},
+        },
+    }
+]
+
+
+def mistral_core() -> Derenderer:
+    from conftest import MODEL_DIRS
+
+    return Derenderer(
+        str(MODEL_DIRS["models/mistral"]),
+        served_model_names=["mistral"],
+        tool_call_parser="mistral",
+        enable_auto_tool_choice=True,
+    )
+
+
+def mistral_batch_and_stream(core, ids, chat_request, split_at):
+    """The batch message, and the stream's assembled content / calls when
+    `ids` arrive as two chunks split at each index in `split_at`."""
+    body = {
+        "generate_response": {
+            "request_id": "b",
+            "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}],
+        },
+        "chat_request": chat_request,
+    }
+    status, out = post(core, CHAT, body)
+    assert status == 200, out
+    message = out["choices"][0]["message"]
+    streams = []
+    for i in split_at:
+        chunks = [(ids[:i], None, None), (ids[i:], "stop", None)]
+        content, calls = "", {}
+        for answer in stream(core, CHAT, chunks, "chat_request", chat_request):
+            delta = answer["chunk"]["choices"][0]["delta"]
+            content += delta.get("content") or ""
+            for call in delta.get("tool_calls") or []:
+                name, args = calls.get(call["index"], ("", ""))
+                f = call["function"]
+                calls[call["index"]] = (
+                    name + (f.get("name") or ""),
+                    args + (f.get("arguments") or ""),
+                )
+        streams.append((content, calls))
+    return message, streams
+
+
+def test_mistral_stream_drops_text_after_the_calls_and_splits_cleanly():
+    """vLLM's mistral stream sends text after `]` as content; its batch answer
+    drops it. derender's stream follows batch at every chunk boundary. (The
+    `: {` vLLM streams when a delta ends between `"arguments"` and `:` is
+    covered by the Rust unit tests: this tokenizer keeps `":` in one token.)"""
+    core = mistral_core()
+    text = ' [{"name": "f", "arguments": {"a": "x"}}] tail'
+    ids = [TOOL_CALLS, *core.encode(text)]
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": MISTRAL_TOOLS}
+    message, streams = mistral_batch_and_stream(core, ids, request, range(1, len(ids)))
+    assert message["content"] is None
+    assert [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]] == [
+        ("f", '{"a": "x"}')
+    ]
+    for content, calls in streams:
+        assert content == ""
+        assert calls == {0: ("f", '{"a": "x"}')}
+
+
+def test_mistral_stream_without_a_call_ends_with_the_batch_content():
+    """A guided named choice answers with the bare arguments object, which is
+    no call: batch returns it as content, vLLM's stream returns nothing.
+    derender's stream sends it as content when the stream ends. With
+    `tool_choice: "none"` the whole text streams as content, as in batch."""
+    core = mistral_core()
+    text = '{"a": "x"}'
+    ids = core.encode(text)
+    named = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": MISTRAL_TOOLS,
+        "tool_choice": {"type": "function", "function": {"name": "f"}},
+    }
+    message, streams = mistral_batch_and_stream(core, ids, named, [1, len(ids)])
+    assert message["content"] == text and not message.get("tool_calls")
+    assert all(s == (text, {}) for s in streams)
+    none = {**named, "tool_choice": "none"}
+    ids = [TOOL_CALLS, *core.encode(" [" + text + "]")]
+    message, streams = mistral_batch_and_stream(core, ids, none, [1, 3])
+    assert all(s == (message["content"], {}) for s in streams)

@@ -29,6 +29,7 @@ CONFIGS_UNDER_TEST = [
     "llama3_pythonic",
     "deepseek_v3",
     "deepseek_v31",
+    "mistral",
 ]
 
 # Deliberate, documented divergences (docs/divergences.md), by case id suffix.

@@ -19,3 +19,19 @@ pub fn random_u64() -> u64 {
 pub fn random_hex_id() -> String {
     format!("{:016x}", random_u64())
 }
+
+/// `MistralToolCall.generate_random_id()`: `len` ASCII letters and digits.
+pub fn random_alnum_id(len: usize) -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    let mut bits = random_u64();
+    (0..len)
+        .map(|i| {
+            if i % 10 == 9 {
+                bits = random_u64();
+            }
+            let c = ALPHABET[(bits % ALPHABET.len() as u64) as usize];
+            bits /= ALPHABET.len() as u64;
+            c as char
+        })
+        .collect()
+}

@@ -31,6 +31,7 @@ enum ToolFamily {
     Llama4Pythonic,
     DeepSeekV3,
     DeepSeekV31,
+    Mistral,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -54,6 +55,8 @@ pub struct ParserSpec {
     pub enable_auto_tools: bool,
     think_ids: Option<(i64, i64)>,
     deepseek_ids: Option<MarkerIds>,
+    /// `[TOOL_CALLS]`'s id (mistral).
+    tool_calls_id: Option<i64>,
 }
 
 impl ParserSpec {
@@ -91,6 +94,7 @@ impl ParserSpec {
             (Some("llama4_pythonic"), true) => Some(ToolFamily::Llama4Pythonic),
             (Some("deepseek_v3"), true) => Some(ToolFamily::DeepSeekV3),
             (Some("deepseek_v31"), true) => Some(ToolFamily::DeepSeekV31),
+            (Some("mistral"), true) => Some(ToolFamily::Mistral),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -126,7 +130,24 @@ impl ParserSpec {
             }
             _ => None,
         };
-        Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids, deepseek_ids }))
+        let tool_calls_id = match tool {
+            Some(ToolFamily::Mistral) => {
+                // v11+ vocabularies take vLLM's engine path, not ported yet.
+                if ["[ARGS]", "[THINK]"].iter().any(|t| token(t).is_some()) {
+                    return Err(tokenizer_error("only pre-v11 Mistral tokenizers (no [ARGS]/[THINK]) are supported"));
+                }
+                match token(super::mistral::TOOL_CALLS) {
+                    Some(id) => Some(id),
+                    None => {
+                        return Err(tokenizer_error(
+                            "Mistral parser could not locate the tool call token in the tokenizer!",
+                        ))
+                    }
+                }
+            }
+            _ => None,
+        };
+        Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids, deepseek_ids, tool_calls_id }))
     }
 
     pub fn has_reasoning(&self) -> bool {
@@ -177,6 +198,11 @@ impl ParserSpec {
                 structured = Some(super::structural::params(None, Some(tag)));
             } else if let Some((only, stop_after_first)) = forced {
                 structured = Some(match self.tool {
+                    // Pre-v11 Mistral: a JSON array of `{name, arguments}`.
+                    Some(ToolFamily::Mistral) => match super::structural::mistral_json_schema(&ctx.tools, only) {
+                        Some(schema) => super::structural::params(Some(schema), None),
+                        None => return (keep_special, None),
+                    },
                     Some(ToolFamily::SeedOss | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic) => {
                         super::structural::params(
                             Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
@@ -268,6 +294,9 @@ impl ParserSpec {
                 ctx.tools.clone(),
                 self.reasoning.is_none(),
             ))),
+            Some(ToolFamily::Mistral) => {
+                Some(Box::new(super::mistral::MistralParser::new(self.tool_calls_id.unwrap_or(-1))))
+            }
             Some(ToolFamily::Glm47) => {
                 let config = super::glm47::config(super::glm47::thinking_enabled(&ctx.template_kwargs));
                 Some(Box::new(EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none())))

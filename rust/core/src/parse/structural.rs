@@ -303,6 +303,41 @@ pub fn json_schema(tools: &[Value], only: Option<&str>, parallel: bool) -> Value
     schema
 }
 
+/// Mistral's guided schema for a forced choice on pre-v11 tokenizers
+/// (`_build_guided_schema_pre_v11`): an array of `{name, arguments}`, one
+/// item at most for a named tool; `None` when the named tool is unknown.
+pub fn mistral_json_schema(tools: &[Value], only: Option<&str>) -> Option<Value> {
+    let any_of: Vec<Value> = tools
+        .iter()
+        .filter_map(|t| t.get("function"))
+        .filter(|f| only.is_none_or(|o| f.get("name").and_then(Value::as_str) == Some(o)))
+        .map(|f| {
+            // `parameters or {"type": "object"}`: an empty or missing schema.
+            let params = match f.get("parameters") {
+                Some(p) if super::context::truthy(p) => p.clone(),
+                _ => json!({"type": "object"}),
+            };
+            let name = f.get("name").cloned().unwrap_or(Value::Null);
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "enum": [name]}, "arguments": params},
+                "required": ["name", "arguments"]
+            })
+        })
+        .collect();
+    if only.is_some() && any_of.is_empty() {
+        return None;
+    }
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), json!("array"));
+    schema.insert("minItems".into(), json!(1));
+    if only.is_some() {
+        schema.insert("maxItems".into(), json!(1));
+    }
+    schema.insert("items".into(), json!({"type": "object", "anyOf": any_of}));
+    Some(Value::Object(schema))
+}
+
 /// `StructuredOutputsParams` as it is serialised inside `sampling_params`.
 pub fn params(json_schema: Option<Value>, structural_tag: Option<String>) -> Value {
     json!({

@@ -1,0 +1,461 @@
+//! `mistral` tool calls for pre-v11 tokenizers (Mistral-7B-Instruct-v0.3
+//! served with `--tokenizer-mode hf`): `[TOOL_CALLS]` then a JSON list of
+//! `{"name": ..., "arguments": {...}}`, ids of 9 letters and digits.
+//!
+//! vLLM 0.33 routes this case of its engine-based `MistralParser` to the
+//! legacy path: batch `raw_decode`s the JSON after the marker; streaming
+//! feeds the text to an incremental JSON parser (ijson) in pieces cut after
+//! the characters that can change its state, and streams the raw argument
+//! text between the braces. Where that stream disagrees with the batch
+//! answer (text after the calls, `tool_choice: "none"`), the batch answer
+//! wins, as everywhere in derender.
+
+use serde_json::Value;
+
+use super::json_events::{raw_decode, JsonEvent, JsonEventParser};
+use super::pyjson::{dumps, loads};
+use super::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
+use crate::ids::random_alnum_id;
+use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+
+pub const TOOL_CALLS: &str = "[TOOL_CALLS]";
+
+/// A Mistral tool call id.
+fn mistral_id() -> String {
+    random_alnum_id(9)
+}
+
+/// Where the streamed JSON stands (vLLM's `StreamingState`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum State {
+    WaitingForToolStart,
+    WaitingForToolKey,
+    ParsingName,
+    ParsingNameCompleted,
+    WaitingForArgumentsStart,
+    ParsingArguments,
+    ParsingArgumentsCompleted,
+    ToolComplete,
+    AllToolsComplete,
+}
+
+impl State {
+    /// The characters after which a piece is cut before it is parsed.
+    fn stops(self) -> &'static [char] {
+        match self {
+            State::WaitingForToolStart => &['{'],
+            State::WaitingForToolKey => &[':', '{', '}'],
+            State::ParsingName => &[',', ']', '}'],
+            State::WaitingForArgumentsStart => &['{', '}'],
+            State::ParsingArguments => &['}'],
+            State::ParsingArgumentsCompleted | State::ParsingNameCompleted => &['}', ']'],
+            State::ToolComplete => &['{', ']'],
+            State::AllToolsComplete => &[],
+        }
+    }
+}
+
+/// `_split_delta`: the text up to and including the first stop character.
+fn split(text: &str, stops: &[char]) -> (String, String) {
+    match text.char_indices().find(|(_, c)| stops.contains(c)) {
+        Some((i, c)) => (text[..i + c.len_utf8()].to_string(), text[i + c.len_utf8()..].to_string()),
+        None => (text.to_string(), String::new()),
+    }
+}
+
+pub struct MistralParser {
+    tool_calls_id: i64,
+    started: bool,
+    state: State,
+    json: JsonEventParser,
+    /// The stream's JSON is a single object rather than a list.
+    bare_object: bool,
+    current_tool: i64,
+    starting_new_tool: bool,
+    new_name: Option<String>,
+    new_string_arguments: Option<String>,
+    /// The id of the newest call, until its first delta carries it.
+    unsent_id: Option<String>,
+    /// The text after the marker (or all of a guided answer), and whether
+    /// any call was streamed: without one, batch answers that text as
+    /// content, and so does the end of the stream.
+    json_text: String,
+    calls_sent: bool,
+}
+
+impl MistralParser {
+    pub fn new(tool_calls_id: i64) -> Self {
+        MistralParser {
+            tool_calls_id,
+            started: false,
+            state: State::WaitingForToolStart,
+            json: JsonEventParser::default(),
+            bare_object: false,
+            current_tool: -1,
+            starting_new_tool: false,
+            new_name: None,
+            new_string_arguments: None,
+            unsent_id: None,
+            json_text: String::new(),
+            calls_sent: false,
+        }
+    }
+
+    /// `update_stream_state_pre_v11_tokenizer`: one ijson event.
+    fn on_event(&mut self, prefix: &str, event: JsonEvent) {
+        if prefix.is_empty() && event == JsonEvent::StartMap {
+            self.bare_object = true;
+        }
+        let prefix = match (self.bare_object, prefix.is_empty()) {
+            (true, true) => "item".to_string(),
+            (true, false) => format!("item.{prefix}"),
+            (false, _) => prefix.to_string(),
+        };
+        match (prefix.as_str(), event) {
+            ("item", JsonEvent::StartMap) => {
+                self.state = State::WaitingForToolKey;
+                self.starting_new_tool = true;
+            }
+            ("item", JsonEvent::MapKey(k)) if k == "name" => self.state = State::ParsingName,
+            ("item", JsonEvent::MapKey(k)) if k == "arguments" => self.state = State::WaitingForArgumentsStart,
+            ("item.name", JsonEvent::String(s)) => {
+                self.new_name = Some(s);
+                self.state = State::ParsingNameCompleted;
+            }
+            ("item.arguments", JsonEvent::StartMap) => self.state = State::ParsingArguments,
+            ("item.arguments", JsonEvent::EndMap) => self.state = State::ParsingArgumentsCompleted,
+            ("item.arguments", JsonEvent::String(s)) => self.new_string_arguments = Some(s),
+            ("item", JsonEvent::EndMap) => {
+                self.state = if self.bare_object { State::AllToolsComplete } else { State::ToolComplete };
+            }
+            ("", JsonEvent::EndArray) => self.state = State::AllToolsComplete,
+            _ => {}
+        }
+    }
+
+    fn new_delta(&self) -> DeltaToolCall {
+        DeltaToolCall {
+            id: None,
+            kind: Some("function"),
+            index: self.current_tool,
+            function: Some(DeltaFunctionCall { name: None, arguments: None }),
+        }
+    }
+
+    /// The call's pending id goes out with its first delta.
+    fn finish_delta(&mut self, mut call: DeltaToolCall, out: &mut Vec<DeltaToolCall>) {
+        if let Some(id) = self.unsent_id.take() {
+            call.id = Some(id);
+        }
+        self.calls_sent = true;
+        out.push(call);
+    }
+
+    /// `_extract_tool_calls_streaming_pre_v11_tokenizer`; `None` when the
+    /// JSON parser failed (vLLM logs the exception and sends nothing).
+    fn stream_json(&mut self, delta_text: &str, delta_ids: &[i64]) -> Option<Delta> {
+        let mut content: Option<String> = None;
+        let mut calls = Vec::new();
+        let mut current = self.new_delta();
+        let mut modified = false;
+        let mut text = delta_text.to_string();
+        if delta_ids.contains(&self.tool_calls_id) || text.contains(TOOL_CALLS) {
+            let mut parts = text.split(TOOL_CALLS);
+            let first = parts.next().unwrap_or("");
+            if !text.starts_with(TOOL_CALLS) {
+                content = Some(first.to_string());
+            }
+            text = parts.collect();
+        }
+        self.json_text.push_str(&text);
+        while !text.is_empty() {
+            let before = self.state;
+            if self.state == State::AllToolsComplete {
+                // Text after the calls: batch drops it, so the stream does
+                // too (vLLM streams it as content).
+                text.clear();
+                continue;
+            }
+            let (piece, rest) = split(&text, self.state.stops());
+            text = rest;
+            let fed = self.json.feed(&piece);
+            for (prefix, event) in fed.events {
+                self.on_event(&prefix, event);
+            }
+            if fed.error.is_some() {
+                return None;
+            }
+            if self.starting_new_tool {
+                self.starting_new_tool = false;
+                if modified {
+                    self.finish_delta(current, &mut calls);
+                }
+                modified = false;
+                self.current_tool += 1;
+                self.unsent_id = Some(mistral_id());
+                current = self.new_delta();
+            }
+            let function = current.function.get_or_insert(DeltaFunctionCall { name: None, arguments: None });
+            if let Some(name) = self.new_name.take() {
+                modified = true;
+                function.name = Some(name);
+            }
+            if let Some(args) = self.new_string_arguments.take() {
+                modified = true;
+                function.arguments = Some(args);
+            }
+            if self.state == State::ParsingNameCompleted {
+                self.state = State::WaitingForToolKey;
+            }
+            if matches!(self.state, State::ParsingArguments | State::ParsingArgumentsCompleted) {
+                if self.state == State::ParsingArgumentsCompleted {
+                    self.state = State::WaitingForToolKey;
+                }
+                modified = true;
+                let mut args = function.arguments.take().unwrap_or_default() + &piece;
+                if before != State::ParsingArguments {
+                    // The first piece of the arguments starts at `{`. (vLLM
+                    // strips only whitespace, keeping a `:` that arrives in
+                    // the same delta as `{`, unlike its batch answer.)
+                    args = args.trim_start_matches(|c: char| c.is_whitespace() || c == ':').to_string();
+                }
+                function.arguments = Some(args);
+            }
+        }
+        if modified {
+            self.finish_delta(current, &mut calls);
+        }
+        let content = content.filter(|c| !c.is_empty());
+        if content.is_some() || !calls.is_empty() {
+            return Some(Delta { content, tool_calls: calls, ..Default::default() });
+        }
+        (self.state == State::AllToolsComplete).then(Delta::default)
+    }
+}
+
+/// `_pre_v11_function_calls`: the calls in the decoded JSON.
+fn function_calls(parsed: Option<Value>) -> Vec<FunctionCall> {
+    let items = match parsed {
+        Some(Value::Object(o)) => vec![Value::Object(o)],
+        Some(Value::Array(a)) => a,
+        _ => return Vec::new(),
+    };
+    items
+        .into_iter()
+        .filter_map(|item| {
+            let obj = item.as_object()?;
+            if !obj.contains_key("name") && !obj.contains_key("arguments") {
+                return None;
+            }
+            let name = obj.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+            let arguments = match obj.get("arguments") {
+                None | Some(Value::Null) => "{}".to_string(),
+                Some(Value::String(s)) => s.clone(),
+                Some(v) => dumps(v),
+            };
+            Some(FunctionCall { id: Some(mistral_id()), name, arguments })
+        })
+        .collect()
+}
+
+/// `tool_call_regex.findall(text)[0]`: `\[{.*}\]`, greedy across lines.
+fn bracketed(text: &str) -> Option<&str> {
+    let start = text.find("[{")?;
+    let end = text.rfind("}]")?;
+    (end >= start).then(|| &text[start..end + 2])
+}
+
+impl ToolParser for MistralParser {
+    /// Required and named choices are parsed like `auto`.
+    fn supports_required_and_named(&self) -> bool {
+        false
+    }
+
+    fn engine_based(&self) -> bool {
+        true
+    }
+
+    /// `_legacy_extract_tool_calls`.
+    fn extract_tool_calls(&self, text: &str, ctx: &ChatContext) -> Extracted {
+        let not_called =
+            |content: &str| Extracted { tools_called: false, calls: Vec::new(), content: Some(content.into()) };
+        if ctx.tool_choice == ToolChoice::None && !ctx.tools.is_empty() {
+            return not_called(text);
+        }
+        let (content, json) = if text.contains(TOOL_CALLS) {
+            let mut parts = text.split(TOOL_CALLS);
+            let content = parts.next().unwrap_or("");
+            // Repeated markers count once; later segments are trailing text.
+            let json = parts.map(str::trim).find(|s| !s.is_empty()).unwrap_or("");
+            (Some(content), json)
+        } else if ctx.forces_tool_calls() {
+            // A guided bare array, without the marker.
+            (None, text.trim())
+        } else {
+            return not_called(text);
+        };
+        let parsed = raw_decode(json).or_else(|| bracketed(json).and_then(loads));
+        let calls = function_calls(parsed);
+        if calls.is_empty() {
+            return not_called(json);
+        }
+        let content = content.filter(|c| !c.trim().is_empty()).map(str::to_string);
+        Extracted { tools_called: true, calls, content }
+    }
+
+    fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, ctx: &ChatContext) -> Option<Delta> {
+        if ctx.tool_choice == ToolChoice::None && !ctx.tools.is_empty() {
+            // Batch returns the whole text as content here; so does the
+            // stream (vLLM's drops what follows a `[TOOL_CALLS]` token).
+            return Some(Delta { content: Some(t.delta.to_string()), ..Default::default() });
+        }
+        if ids.delta.contains(&self.tool_calls_id) || t.delta.contains(TOOL_CALLS) {
+            self.started = true;
+        } else if !self.started && !t.delta.is_empty() && ctx.forces_tool_calls() {
+            // Guided required/named output is a bare JSON array.
+            self.started = true;
+        }
+        if !self.started {
+            return Some(Delta { content: Some(t.delta.to_string()), ..Default::default() });
+        }
+        self.stream_json(t.delta, ids.delta)
+    }
+
+    fn finish_streaming(&mut self) -> Option<Delta> {
+        let text = self.json_text.trim();
+        (!self.calls_sent && !text.is_empty()).then(|| Delta { content: Some(text.to_string()), ..Default::default() })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const ID: i64 = 5;
+
+    fn ctx(choice: ToolChoice) -> ChatContext {
+        ChatContext {
+            tools: vec![json!({"type": "function", "function": {"name": "f"}})],
+            tool_choice: choice,
+            include_reasoning: true,
+            parallel_tool_calls: true,
+            template_kwargs: Default::default(),
+        }
+    }
+
+    /// Stream `pieces` (the marker as its own token id) and assemble
+    /// content and calls `(name, arguments)`.
+    fn stream(pieces: &[&str], choice: ToolChoice) -> (String, Vec<(String, String)>) {
+        let c = ctx(choice);
+        let mut p = MistralParser::new(ID);
+        let (mut content, mut calls) = (String::new(), Vec::<(String, String)>::new());
+        for piece in pieces {
+            let ids: Vec<i64> = if *piece == TOOL_CALLS { vec![ID] } else { vec![1] };
+            let t = Texts { previous: "", current: piece, delta: piece };
+            let i = Ids { previous: &[], current: &ids, delta: &ids };
+            let Some(d) = p.extract_tool_calls_streaming(&t, &i, &c) else { continue };
+            content += d.content.as_deref().unwrap_or("");
+            for call in d.tool_calls {
+                let idx = call.index as usize;
+                if idx >= calls.len() {
+                    calls.resize(idx + 1, Default::default());
+                    assert_eq!(call.id.as_ref().map(String::len), Some(9));
+                }
+                let f = call.function.unwrap();
+                calls[idx].0 += f.name.as_deref().unwrap_or("");
+                calls[idx].1 += f.arguments.as_deref().unwrap_or("");
+            }
+        }
+        (content, calls)
+    }
+
+    fn chars(text: &str) -> Vec<String> {
+        text.chars().map(String::from).collect()
+    }
+
+    const OUTPUT: &str = r#"Hi [TOOL_CALLS] [{"name": "f", "arguments": {"a": {"b": [1, "}"]}, "c": 2.5}}, {"name": "g", "arguments": {}}] tail"#;
+
+    #[test]
+    fn batch_reads_the_list_after_the_marker() {
+        let got = MistralParser::new(ID).extract_tool_calls(OUTPUT, &ctx(ToolChoice::Auto));
+        assert!(got.tools_called);
+        assert_eq!(got.content.as_deref(), Some("Hi "));
+        assert_eq!(got.calls[0].name, "f");
+        assert_eq!(got.calls[0].arguments, r#"{"a": {"b": [1, "}"]}, "c": 2.5}"#);
+        assert_eq!(got.calls[1].arguments, "{}");
+        assert!(got.calls.iter().all(|c| c.id.as_ref().is_some_and(|id| id.len() == 9)));
+    }
+
+    #[test]
+    fn batch_without_calls_returns_the_json_text() {
+        let got = MistralParser::new(ID).extract_tool_calls("x [TOOL_CALLS] [{\"a\": 1}] ", &ctx(ToolChoice::Auto));
+        assert!(!got.tools_called);
+        assert_eq!(got.content.as_deref(), Some("[{\"a\": 1}]"));
+        let none = MistralParser::new(ID).extract_tool_calls(OUTPUT, &ctx(ToolChoice::None));
+        assert_eq!(none.content.as_deref(), Some(OUTPUT));
+    }
+
+    #[test]
+    fn batch_reads_a_bare_array_when_forced() {
+        let got = MistralParser::new(ID)
+            .extract_tool_calls(" [{\"name\": \"f\", \"arguments\": {}}]", &ctx(ToolChoice::Required));
+        assert_eq!(got.calls.len(), 1);
+        assert_eq!(got.content, None);
+    }
+
+    #[test]
+    fn stream_assembles_to_the_batch_answer_for_any_chunking() {
+        let (head, rest) = OUTPUT.split_once(TOOL_CALLS).unwrap();
+        let expected = (
+            "Hi ".to_string(),
+            vec![
+                ("f".to_string(), r#"{"a": {"b": [1, "}"]}, "c": 2.5}"#.to_string()),
+                ("g".to_string(), "{}".to_string()),
+            ],
+        );
+        let mut by_char = chars(head);
+        by_char.push(TOOL_CALLS.into());
+        by_char.extend(chars(rest));
+        assert_eq!(stream(&by_char.iter().map(String::as_str).collect::<Vec<_>>(), ToolChoice::Auto), expected);
+        for i in 0..=rest.len() {
+            if !rest.is_char_boundary(i) {
+                continue;
+            }
+            let pieces = [head, TOOL_CALLS, &rest[..i], &rest[i..]];
+            assert_eq!(stream(&pieces, ToolChoice::Auto), expected, "split at {i}");
+        }
+        assert_eq!(stream(&[OUTPUT], ToolChoice::Auto), expected);
+    }
+
+    #[test]
+    fn stream_with_tool_choice_none_is_plain_content() {
+        let (content, calls) = stream(&["a", TOOL_CALLS, "[{\"name\": \"f\"}]"], ToolChoice::None);
+        assert_eq!(content, "a[TOOL_CALLS][{\"name\": \"f\"}]");
+        assert!(calls.is_empty());
+    }
+
+    #[test]
+    fn stream_without_calls_ends_with_the_json_as_content() {
+        let mut p = MistralParser::new(ID);
+        let c = ctx(ToolChoice::Named("f".into()));
+        let pieces = [" {\"a\": ", "1}", " "];
+        for piece in pieces {
+            let t = Texts { previous: "", current: piece, delta: piece };
+            let i = Ids { previous: &[], current: &[1], delta: &[1] };
+            let d = p.extract_tool_calls_streaming(&t, &i, &c);
+            assert!(d.is_none_or(|d| d.content.is_none() && d.tool_calls.is_empty()));
+        }
+        let flushed = p.finish_streaming().and_then(|d| d.content);
+        assert_eq!(flushed.as_deref(), Some("{\"a\": 1}"));
+        let batch = p.extract_tool_calls(&pieces.concat(), &c);
+        assert_eq!(batch.content, flushed);
+    }
+
+    #[test]
+    fn stream_stops_at_invalid_json() {
+        let (content, calls) = stream(&["x", TOOL_CALLS, "[{\"name\" 1", "}]", "more"], ToolChoice::Auto);
+        assert_eq!(content, "x");
+        assert!(calls.is_empty());
+    }
+}
