@@ -20,6 +20,13 @@ fn allowed_tools<'a>(tools: &'a [Value], only: Option<&'a str>) -> impl Iterator
     })
 }
 
+/// The `structured_outputs.structural_tag` text: vLLM dumps the tag with
+/// `json.dumps` defaults, so non-ASCII (tool names, enum values) is escaped.
+fn tag_text(format: Value) -> String {
+    let opts = super::pyjson::DumpOptions { ensure_ascii: true, ..Default::default() };
+    super::pyjson::dumps_with(&json!({"type": "structural_tag", "format": format}), &opts)
+}
+
 fn content(schema: Value, style: &str) -> Value {
     json!({"type": "json_schema", "json_schema": schema, "style": style, "any_order": false, "max_whitespace_cnt": null, "excludes": []})
 }
@@ -35,10 +42,9 @@ pub fn hermes(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> St
             tags.push(json!({"type": "tag", "begin": begin, "content": c.clone(), "end": close}));
         }
     }
-    dumps(&json!({
-        "type": "structural_tag",
-        "format": {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first}
-    }))
+    tag_text(
+        json!({"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first}),
+    )
 }
 
 /// Qwen3-Coder XML (`<tool_call>\n<function=NAME>\n...`): a single tag for a
@@ -63,7 +69,7 @@ pub fn qwen3_coder(tools: &[Value], only: Option<&str>, stop_after_first: bool) 
             "excludes": ["<think>", "</think>"]
         }),
     };
-    dumps(&json!({"type": "structural_tag", "format": format}))
+    tag_text(format)
 }
 
 /// Llama 3 JSON (`{"name": "NAME", "parameters": {...}}`, xgrammar's
@@ -89,7 +95,7 @@ pub fn llama(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> Str
             "excludes": ["<think>", "</think>"]
         }),
     };
-    dumps(&json!({"type": "structural_tag", "format": format}))
+    tag_text(format)
 }
 
 /// MiniMax-M2 (`<minimax:tool_call>\n<invoke name="NAME">\n...`): the
@@ -105,14 +111,11 @@ pub fn minimax(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> S
             })
         })
         .collect();
-    dumps(&json!({
-        "type": "structural_tag",
-        "format": {"type": "sequence", "elements": [
-            {"type": "const_string", "value": "\n<minimax:tool_call>\n"},
-            {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first},
-            {"type": "const_string", "value": "</minimax:tool_call>"}
-        ]}
-    }))
+    tag_text(json!({"type": "sequence", "elements": [
+        {"type": "const_string", "value": "\n<minimax:tool_call>\n"},
+        {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first},
+        {"type": "const_string", "value": "</minimax:tool_call>"}
+    ]}))
 }
 
 /// xgrammar's `deepseek_r1` (V3, fenced JSON, calls separated by a newline)
@@ -164,9 +167,7 @@ pub fn deepseek(v3: bool, tools: &[Value], choice: &super::ToolChoice, parallel:
             }
         }
     };
-    // vLLM dumps the tag with `json.dumps` defaults: non-ASCII escaped.
-    let opts = super::pyjson::DumpOptions { ensure_ascii: true, ..Default::default() };
-    Some(super::pyjson::dumps_with(&json!({"type": "structural_tag", "format": format}), &opts))
+    Some(tag_text(format))
 }
 
 /// What a GLM-4.7 argument value may not contain.
@@ -268,7 +269,7 @@ pub fn glm47(tools: &[Value], choice: &super::ToolChoice, parallel: bool) -> Str
     } else {
         json!({"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": forced})
     };
-    dumps(&json!({"type": "structural_tag", "format": format}))
+    tag_text(format)
 }
 
 /// The JSON schema forcing a tool choice for formats without a structural
@@ -356,6 +357,19 @@ mod tests {
             json!({"type": "function", "function": {"name": "a", "parameters": {"type": "object"}}}),
             json!({"type": "function", "function": {"name": "b", "strict": true, "parameters": {"type": "object"}}}),
         ]
+    }
+
+    #[test]
+    fn every_tag_escapes_non_ascii_like_json_dumps() {
+        let tools = vec![json!({"type": "function", "function": {"name": "天気", "parameters": {"type": "object"}}})];
+        for tag in [
+            hermes(&tools, None, false),
+            qwen3_coder(&tools, None, false),
+            llama(&tools, Some("天気"), true),
+            minimax(&tools, None, false),
+        ] {
+            assert!(tag.is_ascii() && tag.contains(r"\u5929\u6c17"), "{tag}");
+        }
     }
 
     #[test]
