@@ -257,20 +257,12 @@ impl DelegatingParser {
         }
 
         if finished {
-            let auto_path = self.in_tool_phase() && !self.engine_based && self.streams_auto_tool_calls(ctx);
             if let Some(tool) = &mut self.tool {
                 if let Some(last) = message.as_mut().and_then(|m| m.tool_calls.last_mut()) {
                     if let Some(f) = &mut last.function {
                         let rest = tool.remaining_unstreamed_args();
                         f.arguments = Some(format!("{}{}", f.arguments.as_deref().unwrap_or(""), rest));
                     }
-                }
-                if let Some(healed) = auto_path.then(|| tool.complete_at_finish(&self.previous_text, ctx)).flatten() {
-                    let m = message.get_or_insert_with(Delta::default);
-                    if let Some(c) = healed.content {
-                        m.content = Some(m.content.take().unwrap_or_default() + &c);
-                    }
-                    m.tool_calls.extend(healed.tool_calls);
                 }
             }
         }
@@ -311,14 +303,6 @@ impl DelegatingParser {
 
     fn in_tool_phase(&self) -> bool {
         self.tool.is_some() && self.reasoning_ended
-    }
-
-    /// Whether streamed tool calls come from the tool parser itself (the
-    /// `auto` path), not from the forced-choice handlers.
-    fn streams_auto_tool_calls(&self, ctx: &ChatContext) -> bool {
-        let forced = matches!(ctx.tool_choice, ToolChoice::Required | ToolChoice::Named(_));
-        let supports = self.tool.as_ref().is_some_and(|t| t.supports_required_and_named());
-        ctx.tool_choice != ToolChoice::None && !(supports && forced)
     }
 
     /// `_extract_tool_calls_streaming`: dispatch on `tool_choice`.

@@ -23,8 +23,10 @@ pub struct Llama3JsonParser {
     current: isize,
     name_sent: bool,
     streamed_args: Vec<String>,
-    /// Per call: whether its name went out (healing at the finish).
+    /// Per call: whether its name went out, and the text last parsed
+    /// (for completing the answer at the finish).
     named: Vec<bool>,
+    text: String,
 }
 
 impl Llama3JsonParser {
@@ -108,6 +110,35 @@ fn parse_calls(text: &[char], start: usize, allow: Allow) -> Option<(Vec<Value>,
     Some((calls, complete))
 }
 
+/// Batch: every top-level JSON object in the text is a call; any brace that
+/// is not one (or lacks `name` / `arguments`) makes the whole text content.
+fn batch(text: &str) -> Extracted {
+    let not_called = || Extracted { tools_called: false, calls: Vec::new(), content: Some(text.to_string()) };
+    if !(text.contains(BOT) || text.contains('{')) {
+        return not_called();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut calls = Vec::new();
+    let mut end: Option<usize> = None;
+    for start in (0..chars.len()).filter(|&i| chars[i] == '{') {
+        // Braces inside an object already read are part of it.
+        if end.is_some_and(|e| start <= e) {
+            continue;
+        }
+        let Some((obj, n)) = raw_decode(&chars[start..]) else { return not_called() };
+        end = Some(start + n);
+        let Some(name) = obj.get("name") else { return not_called() };
+        let Some(args) = obj.get("arguments").or_else(|| obj.get("parameters")) else { return not_called() };
+        // `name` must be a string for the pydantic `FunctionCall`.
+        let Some(name) = name.as_str() else { return not_called() };
+        calls.push(FunctionCall { id: None, name: name.to_string(), arguments: dumps(args) });
+    }
+    if calls.is_empty() {
+        return not_called();
+    }
+    Extracted { tools_called: true, calls, content: None }
+}
+
 impl ToolParser for Llama3JsonParser {
     /// Llama has an xgrammar structural-tag model, so vLLM (with strict tool
     /// calling, its default) treats required/named choices like "auto".
@@ -116,33 +147,12 @@ impl ToolParser for Llama3JsonParser {
     }
 
     fn extract_tool_calls(&self, text: &str, _ctx: &ChatContext) -> Extracted {
-        let not_called = || Extracted { tools_called: false, calls: Vec::new(), content: Some(text.to_string()) };
-        if !(text.contains(BOT) || text.contains('{')) {
-            return not_called();
-        }
-        let chars: Vec<char> = text.chars().collect();
-        let mut calls = Vec::new();
-        let mut end: Option<usize> = None;
-        for start in (0..chars.len()).filter(|&i| chars[i] == '{') {
-            // Braces inside an object already read are part of it.
-            if end.is_some_and(|e| start <= e) {
-                continue;
-            }
-            let Some((obj, n)) = raw_decode(&chars[start..]) else { return not_called() };
-            end = Some(start + n);
-            let Some(name) = obj.get("name") else { return not_called() };
-            let Some(args) = obj.get("arguments").or_else(|| obj.get("parameters")) else { return not_called() };
-            // `name` must be a string for the pydantic `FunctionCall`.
-            let Some(name) = name.as_str() else { return not_called() };
-            calls.push(FunctionCall { id: None, name: name.to_string(), arguments: dumps(args) });
-        }
-        if calls.is_empty() {
-            return not_called();
-        }
-        Extracted { tools_called: true, calls, content: None }
+        batch(text)
     }
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, _ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
+        self.text.clear();
+        self.text.push_str(t.current);
         if !(t.current.starts_with(BOT) || t.current.starts_with('{')) {
             return Some(Delta { content: Some(t.delta.to_string()), ..Default::default() });
         }
@@ -235,11 +245,14 @@ impl ToolParser for Llama3JsonParser {
         rest
     }
 
-    fn complete_at_finish(&mut self, text: &str, ctx: &ChatContext) -> Option<Delta> {
+    /// Sends what vLLM's chunking kept from the batch answer; nothing when
+    /// its stream already adds up to it.
+    fn finish_streaming(&mut self) -> Option<Delta> {
+        let text = std::mem::take(&mut self.text);
         if !(text.starts_with(BOT) || text.starts_with('{')) {
             return None;
         }
-        let target = self.extract_tool_calls(text, ctx);
+        let target = batch(&text);
         if !target.tools_called {
             // Held as a call that never came: it is content, as in batch,
             // unless part of a call already went out.
@@ -316,7 +329,7 @@ mod tests {
                 last.1 += &p.remaining_unstreamed_args();
             }
         }
-        for tc in p.complete_at_finish(&previous, &ctx).map(|d| d.tool_calls).unwrap_or_default() {
+        for tc in p.finish_streaming().map(|d| d.tool_calls).unwrap_or_default() {
             let i = tc.index as usize;
             if calls.len() <= i {
                 calls.resize(i + 1, (String::new(), String::new()));

@@ -111,14 +111,6 @@ pub trait ToolParser: Send {
     fn remaining_unstreamed_args(&mut self) -> String {
         String::new()
     }
-    /// When the stream ends, `text` being all of its tool-phase text: what a
-    /// vLLM chunking bug kept from being streamed (a parser that reproduces
-    /// vLLM's chunks also reproduces its losses), so the stream still adds
-    /// up to the batch answer.
-    fn complete_at_finish(&mut self, text: &str, ctx: &ChatContext) -> Option<Delta> {
-        let _ = (text, ctx);
-        None
-    }
     fn supports_required_and_named(&self) -> bool {
         true
     }
@@ -126,6 +118,10 @@ pub trait ToolParser: Send {
     fn engine_based(&self) -> bool {
         false
     }
+    /// When the stream ends: what an engine still holds, or what a vLLM
+    /// chunking bug kept a legacy parser from streaming (a parser that
+    /// reproduces vLLM's chunks also reproduces its losses), so the stream
+    /// still adds up to the batch answer.
     fn finish_streaming(&mut self) -> Option<Delta> {
         None
     }
