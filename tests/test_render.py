@@ -55,6 +55,29 @@ def test_completion_render_splits_prompts(core):
     assert out[0]["parse_context"] is None
 
 
+def test_token_offsets_are_char_spans_as_a_fast_tokenizer_gives_them(core):
+    # Expected: the `tokenizers` library's own `Encoding.offsets` for this text
+    # (what transformers returns as `offset_mapping`): char-level, so the CJK
+    # and emoji bytes share their character's span.
+    text = "Hi there, 東京 🚀 naïve<|im_end|>x"
+    status, out = post(core, CMPL, {"prompt": text, "return_token_offsets": True})
+    assert status == 200, out
+    spans = [[0, 2], [2, 8], [8, 9], [9, 11], [10, 11], [11, 12], [12, 14], [13, 14], [13, 14]]
+    spans += [[14, 18], [18, 20], [20, 30], [30, 31]]
+    assert out[0]["token_offsets"] == spans
+    assert len(out[0]["token_ids"]) == len(spans)
+    status, out = post(core, CMPL, {"prompt": [1, 2], "return_token_offsets": True})
+    assert out[0]["token_offsets"] is None  # token ids have no text
+    status, out = post(core, CMPL, {"prompt": text})
+    assert out[0]["token_offsets"] is None  # only when asked
+    chat = {"messages": [{"role": "user", "content": "hi"}], "return_token_offsets": True}
+    status, out = post(core, CHAT, chat)
+    assert status == 200, out
+    offsets = out["token_offsets"]
+    assert len(offsets) == len(out["token_ids"])
+    assert all(a <= b for a, b in offsets) and offsets[0] == [0, 12]  # "<|im_start|>"
+
+
 def test_prompt_too_long_names_input_tokens(core):
     status, out = post(core, CMPL, {"prompt": [1] * 40961})
     assert status == 400

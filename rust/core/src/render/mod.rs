@@ -310,7 +310,7 @@ impl Derenderer {
             .map(str::to_string)
             .or_else(|| o.get("request_id").and_then(Value::as_str).map(str::to_string))
             .unwrap_or_else(crate::ids::random_hex_id);
-        Ok(self.generate_request(
+        let mut request = self.generate_request(
             o,
             format!("chatcmpl-{base}"),
             ids,
@@ -318,7 +318,25 @@ impl Derenderer {
             reasoning_ended,
             reasoning_parser_kwargs,
             Some(parse_context),
-        ))
+        );
+        request["token_offsets"] = self.token_offsets(o, &text, add_special)?;
+        Ok(request)
+    }
+
+    /// `token_offsets`: when the request sets `return_token_offsets`, each
+    /// token's char-level `[start, end]` in the text it was read from (the
+    /// templated prompt for chat), as a fast tokenizer's `offset_mapping`
+    /// gives them: `[0, 0]` for added special tokens.
+    fn token_offsets(&self, o: &Obj, text: &str, add_special: bool) -> Result<Value, ApiError> {
+        if !truthy(o, "return_token_offsets") {
+            return Ok(Value::Null);
+        }
+        let encoding = self
+            .model
+            .tokenizer
+            .encode_char_offsets(text, add_special)
+            .map_err(|e| ApiError::bad_request(format!("tokenization failed: {e}")))?;
+        Ok(encoding.get_offsets().iter().map(|&(start, end)| Value::from(vec![start, end])).collect())
     }
 
     fn parse_context(&self, o: &Obj, ctx: &ChatContext, tools: Option<Vec<Value>>, kwargs: Value) -> Value {
@@ -435,15 +453,16 @@ impl Derenderer {
         let many = prompts.len() > 1;
         let mut out = Vec::with_capacity(prompts.len());
         for (i, prompt) in prompts.into_iter().enumerate() {
-            let ids: Vec<u32> = match prompt {
+            // Token-id prompts have no text to point into: no offsets.
+            let (ids, offsets): (Vec<u32>, Value) = match prompt {
                 Prompt::Text(t) => {
                     let ids = self.encode(&t, add_special)?;
                     self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))?;
-                    ids
+                    (ids, self.token_offsets(o, &t, add_special)?)
                 }
                 Prompt::Ids(ids) => {
                     self.check_prompt_len(ids.len())?;
-                    ids.into_iter().map(|x| u32::try_from(x).unwrap_or(u32::MAX)).collect()
+                    (ids.into_iter().map(|x| u32::try_from(x).unwrap_or(u32::MAX)).collect(), Value::Null)
                 }
             };
             if ids.is_empty() {
@@ -453,7 +472,9 @@ impl Derenderer {
             let skip_special = opts.skip_special_tokens.unwrap_or(true);
             let sampling = self.sampling(o, &opts, max_tokens, Api::Completion, skip_special);
             let id = if many { format!("cmpl-{base}-{i}") } else { format!("cmpl-{base}") };
-            out.push(self.generate_request(o, id, ids, &sampling, None, None, None));
+            let mut request = self.generate_request(o, id, ids, &sampling, None, None, None);
+            request["token_offsets"] = offsets;
+            out.push(request);
         }
         Ok(Value::Array(out))
     }
