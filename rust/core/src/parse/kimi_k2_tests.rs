@@ -124,7 +124,9 @@ fn cut(text: &str, cuts: &[usize]) -> Vec<(String, Vec<i64>)> {
 
 /// Arguments as parsed JSON (a raw text where it is not JSON; none
 /// streamed reads as `{}`), as clients compare them.
-fn parsed(a: Answer) -> (Option<String>, Option<String>, Vec<(String, String, Value)>) {
+type Parsed = (Option<String>, Option<String>, Vec<(String, String, Value)>);
+
+fn parsed(a: Answer) -> Parsed {
     let args = |s: &str| {
         let s = if s.trim().is_empty() { "{}" } else { s };
         loads(s).unwrap_or_else(|| Value::String(s.trim().to_string()))
@@ -138,7 +140,7 @@ fn weather(city: &str) -> String {
 
 #[test]
 fn header_gives_the_id_and_the_name_before_the_first_colon() {
-    let h = |s: &str| parse_header(s).map(|(i, n)| (i, n));
+    let h = parse_header;
     let pair = |i: &str, n: &str| Some((i.to_string(), n.to_string()));
     assert_eq!(h("functions.get_weather:0"), pair("functions.get_weather:0", "get_weather"));
     assert_eq!(h("  get_weather:12 \n"), pair("get_weather:12", "get_weather"));
