@@ -421,3 +421,67 @@ def test_mistral_stream_without_a_call_ends_with_the_batch_content():
     ids = [TOOL_CALLS, *core.encode(" [" + text + "]")]
     message, streams = mistral_batch_and_stream(core, ids, none, [1, 3])
     assert all(s == (message["content"], {}) for s in streams)
+
+
+def kimi_core() -> Derenderer:
+    return Derenderer(
+        str(DEFAULT_MODEL_DIR),
+        served_model_names=["kimi-k2"],
+        reasoning_parser="kimi_k2",
+        tool_call_parser="kimi_k2",
+        enable_auto_tool_choice=True,
+    )
+
+
+def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
+    """No recorded goldens for kimi_k2: its markers are plain text on the
+    bundled Qwen3 tokenizer (as minimax_m2 runs there). A token-by-token
+    stream gives the batch answer; ids are the calls' own headers."""
+    core = kimi_core()
+    section = (
+        "<|tool_calls_section_begin|>"
+        '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "北京 🌧"}<|tool_call_end|>'
+        '<|tool_call_begin|>functions.get_news:1 <|tool_call_argument_begin|>{"topic": "tech"}<|tool_call_end|>'
+        "<|tool_calls_section_end|>"
+    )
+    output = [*core.encode("<think>\nweighing it\n</think>I'll check. " + section), IM_END]
+    tools = [
+        {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+        for n in ("get_weather", "get_news")
+    ]
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
+    chunks = [([tok], None, None) for tok in output[:-1]] + [([IM_END], "stop", None)]
+    answers = stream(core, CHAT, chunks, "chat_request", request)
+    reasoning, content, calls, finish = "", "", {}, None
+    for out in answers:
+        for choice in out["chunk"]["choices"]:
+            delta = choice["delta"]
+            reasoning += delta.get("reasoning") or ""
+            content += delta.get("content") or ""
+            for tc in delta.get("tool_calls") or []:
+                entry = calls.setdefault(tc["index"], {"id": None, "name": "", "arguments": ""})
+                entry["id"] = tc.get("id") or entry["id"]
+                function = tc.get("function") or {}
+                entry["name"] += function.get("name") or ""
+                entry["arguments"] += function.get("arguments") or ""
+            finish = choice.get("finish_reason") or finish
+    body = {
+        "generate_response": {
+            "request_id": "b",
+            "choices": [{"index": 0, "token_ids": output, "finish_reason": "stop"}],
+        },
+        "prompt_token_ids": PROMPT,
+        "chat_request": request,
+    }
+    status, batch = post(core, CHAT, body)
+    assert status == 200, batch
+    message = batch["choices"][0]["message"]
+    assert (reasoning, content) == (message["reasoning"], message["content"])
+    assert (reasoning, content) == ("\nweighing it", "I'll check. ")
+    streamed = [(c["id"], c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())]
+    batched = [(t["id"], t["function"]["name"], json.loads(t["function"]["arguments"])) for t in message["tool_calls"]]
+    assert streamed == batched == [
+        ("functions.get_weather:0", "get_weather", {"city": "北京 🌧"}),
+        ("functions.get_news:1", "get_news", {"topic": "tech"}),
+    ]
+    assert finish == batch["choices"][0]["finish_reason"] == "tool_calls"

@@ -64,6 +64,7 @@ fn build() -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: Vec::new(),
         strip_trailing_reasoning_whitespace: true,
+        strip_content_whitespace_with_tools: true,
         arg_format: ArgFormat::MinimaxM2,
         validate_tool_names: true,
         strip_tool_names: false,

@@ -11,6 +11,7 @@ pub mod engine;
 mod glm47;
 mod hermes;
 mod json_events;
+mod kimi_k2;
 mod llama3_json;
 mod minimax_m2;
 mod mistral;

@@ -86,6 +86,7 @@ fn build(m: &Markers, thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: m.turn_boundaries.to_vec(),
         strip_trailing_reasoning_whitespace: false,
+        strip_content_whitespace_with_tools: true,
         arg_format: ArgFormat::Qwen3Xml,
         validate_tool_names: false,
         strip_tool_names: false,

@@ -17,6 +17,7 @@ enum ReasoningFamily {
     SeedOss,
     Glm45,
     MinimaxM2,
+    KimiK2,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,7 @@ enum ToolFamily {
     DeepSeekV3,
     DeepSeekV31,
     Mistral,
+    KimiK2,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -80,6 +82,7 @@ impl ParserSpec {
             Some("seed_oss") => Some(ReasoningFamily::SeedOss),
             Some("glm45") | Some("glm47") => Some(ReasoningFamily::Glm45),
             Some("minimax_m2") => Some(ReasoningFamily::MinimaxM2),
+            Some("kimi_k2") => Some(ReasoningFamily::KimiK2),
             Some(other) => return Err(ParserSpecError::UnknownReasoning(other.to_string())),
         };
         let tool = match (tool, enable_auto_tools) {
@@ -95,6 +98,7 @@ impl ParserSpec {
             (Some("deepseek_v3"), true) => Some(ToolFamily::DeepSeekV3),
             (Some("deepseek_v31"), true) => Some(ToolFamily::DeepSeekV31),
             (Some("mistral"), true) => Some(ToolFamily::Mistral),
+            (Some("kimi_k2"), true) => Some(ToolFamily::KimiK2),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -168,7 +172,11 @@ impl ParserSpec {
         let mut keep_special = matches!(
             self.reasoning,
             Some(
-                ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss | ReasoningFamily::Glm45 | ReasoningFamily::MinimaxM2
+                ReasoningFamily::Qwen3
+                    | ReasoningFamily::SeedOss
+                    | ReasoningFamily::Glm45
+                    | ReasoningFamily::MinimaxM2
+                    | ReasoningFamily::KimiK2
             )
         );
         let mut structured = None;
@@ -217,6 +225,10 @@ impl ParserSpec {
                         None,
                         Some(super::structural::minimax(&ctx.tools, only, stop_after_first)),
                     ),
+                    Some(ToolFamily::KimiK2) => match super::structural::kimi(&ctx.tools, only, stop_after_first) {
+                        Some(tag) => super::structural::params(None, Some(tag)),
+                        None => return (keep_special, None),
+                    },
                     Some(ToolFamily::Llama3Json) => super::structural::params(
                         None,
                         Some(super::structural::llama(&ctx.tools, only, stop_after_first)),
@@ -264,6 +276,15 @@ impl ParserSpec {
                 engine.content_ids_after_end_only = true;
                 Some(Box::new(engine))
             }
+            Some(ReasoningFamily::KimiK2) => {
+                let thinking = super::glm47::thinking_enabled(&ctx.template_kwargs);
+                let mut engine = EngineReasoning::new(super::kimi_k2::config(thinking), model.clone());
+                engine.passthrough_without_thinking = !thinking;
+                // Content ids: after `</think>`, else from the tool section on.
+                engine.content_ids_after_end_only = thinking;
+                engine.content_ids_fallback = model.tokenizer.token_to_id(super::kimi_k2::SECTION_BEGIN).map(i64::from);
+                Some(Box::new(engine))
+            }
             Some(ReasoningFamily::Glm45) => {
                 let thinking = super::glm47::thinking_enabled(&ctx.template_kwargs);
                 let mut engine = EngineReasoning::new(super::glm47::config(thinking), model.clone());
@@ -296,6 +317,12 @@ impl ParserSpec {
             ))),
             Some(ToolFamily::Mistral) => {
                 Some(Box::new(super::mistral::MistralParser::new(self.tool_calls_id.unwrap_or(-1))))
+            }
+            Some(ToolFamily::KimiK2) => {
+                let config = super::kimi_k2::config(super::glm47::thinking_enabled(&ctx.template_kwargs));
+                let mut tools = EngineTools::new(config, model.clone(), ctx.tools.clone(), self.reasoning.is_none());
+                tools.tool_header = Some(super::kimi_k2::parse_header);
+                Some(Box::new(tools))
             }
             Some(ToolFamily::Glm47) => {
                 let config = super::glm47::config(super::glm47::thinking_enabled(&ctx.template_kwargs));

@@ -170,6 +170,42 @@ pub fn deepseek(v3: bool, tools: &[Value], choice: &super::ToolChoice, parallel:
     Some(tag_text(format))
 }
 
+/// xgrammar's `kimi` builtin tag for a forced choice (vLLM asks without
+/// reasoning): the section around one named call, or around any number of
+/// calls of the offered tools for `required`.
+pub fn kimi(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> Option<String> {
+    use super::kimi_k2::{ARG_BEGIN, CALL_BEGIN, CALL_END, SECTION_BEGIN, SECTION_END};
+    let schema_of = |s: Value| if s.is_null() { Value::Bool(true) } else { s };
+    let tag = |name: &str, schema: Value| {
+        json!({"type": "tag", "begin": format!("{CALL_BEGIN}functions.{name}:"),
+            "content": {"type": "sequence", "elements": [
+                {"type": "regex", "pattern": "\\d+"},
+                const_string(ARG_BEGIN),
+                content(schema_of(schema), "json")
+            ]},
+            "end": CALL_END})
+    };
+    let calls = match only {
+        Some(_) => {
+            let (name, schema) = allowed_tools(tools, only).next()?;
+            tag(name, schema)
+        }
+        None => {
+            let tags: Vec<Value> = allowed_tools(tools, None).map(|(n, s)| tag(n, s)).collect();
+            if tags.is_empty() {
+                return None;
+            }
+            json!({"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true,
+                "stop_after_first": stop_after_first})
+        }
+    };
+    let format =
+        json!({"type": "sequence", "elements": [const_string(SECTION_BEGIN), calls, const_string(SECTION_END)]});
+    // `json.dumps` defaults, as for every structural tag: non-ASCII escaped.
+    let opts = super::pyjson::DumpOptions { ensure_ascii: true, ..Default::default() };
+    Some(super::pyjson::dumps_with(&json!({"type": "structural_tag", "format": format}), &opts))
+}
+
 /// What a GLM-4.7 argument value may not contain.
 const GLM47_VALUE_EXCLUDES: [&str; 8] =
     ["<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"];

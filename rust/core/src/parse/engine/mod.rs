@@ -70,6 +70,9 @@ pub struct EngineConfig {
     pub preserve_tokens: Vec<&'static str>,
     pub turn_boundary_tokens: Vec<&'static str>,
     pub strip_trailing_reasoning_whitespace: bool,
+    /// Batch content is `.strip()`ped when calls were found (else only
+    /// whitespace-only content is dropped).
+    pub strip_content_whitespace_with_tools: bool,
     /// How tool arguments are written (the config's converter/extender).
     pub arg_format: ArgFormat,
     /// Only names of offered tools become calls.
@@ -87,6 +90,9 @@ pub enum ArgFormat {
     Glm47,
     /// `<parameter name="k">v</parameter>` (MiniMax-M2).
     MinimaxM2,
+    /// JSON arguments passed through as the model wrote them (no
+    /// converter: raw deltas stream, batch keeps the stripped text; Kimi).
+    Json,
 }
 
 impl EngineConfig {

@@ -15,6 +15,9 @@ pub struct EngineReasoning {
     pub passthrough_without_thinking: bool,
     /// `extract_content_ids` only returns ids after `</think>` (MiniMax).
     pub content_ids_after_end_only: bool,
+    /// ...or, without `</think>`, the ids from the last of this token on
+    /// (Kimi's tool-section opener).
+    pub content_ids_fallback: Option<i64>,
     config: &'static EngineConfig,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -46,6 +49,7 @@ impl EngineReasoning {
         EngineReasoning {
             passthrough_without_thinking: false,
             content_ids_after_end_only: false,
+            content_ids_fallback: None,
             config,
             model,
             engine,
@@ -221,8 +225,13 @@ impl ReasoningParser for EngineReasoning {
 
     fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64> {
         if self.content_ids_after_end_only {
-            let Some(end) = self.end_id else { return Vec::new() };
-            return ids.iter().rposition(|&x| x == end).map_or_else(Vec::new, |i| ids[i + 1..].to_vec());
+            if let Some(i) = self.end_id.and_then(|end| ids.iter().rposition(|&x| x == end)) {
+                return ids[i + 1..].to_vec();
+            }
+            if let Some(i) = self.content_ids_fallback.and_then(|m| ids.iter().rposition(|&x| x == m)) {
+                return ids[i..].to_vec();
+            }
+            return Vec::new();
         }
         if !self.wait_for_reasoning() {
             return ids.to_vec();

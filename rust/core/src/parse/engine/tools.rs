@@ -29,6 +29,7 @@ impl Extender {
             ArgFormat::Qwen3Xml => qwen3_args::ValueExtender::new(raw).map(Extender::Qwen3),
             ArgFormat::Glm47 => glm47::ValueExtender::new(raw).map(Extender::Glm47),
             ArgFormat::MinimaxM2 => minimax_m2::ValueExtender::new(raw).map(Extender::MinimaxM2),
+            ArgFormat::Json => None,
         }
     }
 
@@ -47,6 +48,8 @@ fn convert(format: ArgFormat, raw: &str, partial: bool) -> String {
         ArgFormat::Qwen3Xml => qwen3_args::convert(raw, partial),
         ArgFormat::Glm47 => glm47::convert(raw, partial),
         ArgFormat::MinimaxM2 => minimax_m2::convert(raw, partial),
+        // No converter: never called (the raw text is the arguments).
+        ArgFormat::Json => raw.to_string(),
     }
 }
 
@@ -62,10 +65,17 @@ struct Slot {
     open_value_streams: bool,
 }
 
+/// A call header's `(id, name)`, when the format names calls by an id.
+pub type HeaderParser = fn(&str) -> Option<(String, String)>;
+
 pub struct EngineTools {
     /// Forced tool choices parse the output as JSON (families without an
     /// xgrammar structural-tag model).
     pub supports_required_and_named: bool,
+    /// The text in the name state is a header carrying the call's own id
+    /// (Kimi's `functions.NAME:IDX`): name and id come from it, and the
+    /// argument text that names the call streams with it.
+    pub tool_header: Option<HeaderParser>,
     config: &'static EngineConfig,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -169,6 +179,7 @@ impl EngineTools {
         engine.skip_reasoning_parsing = skip_reasoning;
         EngineTools {
             supports_required_and_named: false,
+            tool_header: None,
             config,
             model,
             engine,
@@ -264,6 +275,9 @@ impl EngineTools {
     }
 
     fn compute_arg_delta(&mut self, idx: usize, raw: &str) -> Option<String> {
+        if self.config.arg_format == ArgFormat::Json {
+            return Some(raw.to_string());
+        }
         let slot = &mut self.slots[idx];
         if let Some(ext) = &mut slot.extender {
             match ext.extend(raw) {
@@ -296,6 +310,9 @@ impl EngineTools {
     }
 
     fn flush_arg_converter(&mut self, idx: usize) -> Option<String> {
+        if self.config.arg_format == ArgFormat::Json {
+            return None;
+        }
         let slot = &self.slots[idx];
         let mut fin = convert(self.config.arg_format, &slot.args, false);
         if !fin.is_empty() {
@@ -315,6 +332,7 @@ impl EngineTools {
 
     fn handle_arg_chunk(&mut self, e: &Event, deltas: &mut Vec<DeltaToolCall>) {
         let idx = e.tool_index as usize;
+        let name_sent_before = self.slots[idx].name_sent;
         self.slots[idx].args.push_str(&e.value);
         if !self.slots[idx].name_sent {
             let name = if !self.slots[idx].name.is_empty() {
@@ -325,9 +343,13 @@ impl EngineTools {
                 None
             };
             let name = name.map(|n| if self.config.strip_tool_names { n.trim().to_string() } else { n });
-            if let Some(n) = name.filter(|n| self.accept_name(n)) {
+            if let Some(n) = name.and_then(|n| self.header_name(idx, n)).filter(|n| self.accept_name(n)) {
                 let d = self.name_delta(idx, n, None);
                 deltas.push(d);
+            }
+            // A header format streams the text that named the call.
+            if self.tool_header.is_some() && !name_sent_before && self.slots[idx].name_sent && !e.value.is_empty() {
+                deltas.push(args_delta(idx, e.value.clone()));
             }
         } else if !e.value.is_empty() {
             if let Some(diff) = self.compute_arg_delta(idx, &e.value) {
@@ -341,10 +363,32 @@ impl EngineTools {
         }
     }
 
+    /// Kimi's `_emit_name_delta`: the name inside a header (its id kept),
+    /// or none (and the slot's name forgotten); plain names pass through.
+    fn header_name(&mut self, idx: usize, name: String) -> Option<String> {
+        let Some(parse) = self.tool_header else { return Some(name) };
+        match parse(&name) {
+            Some((id, name)) => {
+                self.slots[idx].id = id;
+                Some(name)
+            }
+            None => {
+                self.slots[idx].name.clear();
+                None
+            }
+        }
+    }
+
     fn handle_tool_end(&mut self, e: &Event, deltas: &mut Vec<DeltaToolCall>) {
         let idx = e.tool_index as usize;
         if idx >= self.slots.len() {
             return;
+        }
+        if let Some(parse) = self.tool_header.filter(|_| !self.slots[idx].name_sent) {
+            if let Some((id, name)) = parse(&self.slots[idx].name) {
+                self.slots[idx].id = id;
+                self.slots[idx].name = name;
+            }
         }
         if self.config.strip_tool_names {
             self.slots[idx].name = self.slots[idx].name.trim().to_string();
@@ -454,6 +498,9 @@ impl EngineTools {
                 let (n, a) = name_and_args(&raw);
                 name = n;
                 a
+            } else if self.config.arg_format == ArgFormat::Json && !raw.trim().is_empty() {
+                // Kimi's `_extract_args_json`: the text, stripped.
+                raw.trim().to_string()
             } else if !raw.trim().is_empty() {
                 convert(self.config.arg_format, &raw, false)
             } else {
@@ -469,6 +516,15 @@ impl EngineTools {
             calls.push(FunctionCall { id: Some(self.slots[idx].id.clone()), name, arguments });
         }
         calls
+    }
+}
+
+fn args_delta(idx: usize, arguments: String) -> DeltaToolCall {
+    DeltaToolCall {
+        id: None,
+        kind: None,
+        index: idx as i64,
+        function: Some(DeltaFunctionCall { name: None, arguments: Some(arguments) }),
     }
 }
 
@@ -526,6 +582,7 @@ impl ToolParser for EngineTools {
     fn extract_tool_calls(&self, text: &str, ctx: &ChatContext) -> Extracted {
         let mut fresh =
             EngineTools::new(self.config, self.model.clone(), self.tools.clone(), self.engine.skip_reasoning_parsing);
+        fresh.tool_header = self.tool_header;
         fresh.check_skip(ctx);
         fresh.reset(Some(State::Content));
         let model = fresh.model.clone();
@@ -534,8 +591,15 @@ impl ToolParser for EngineTools {
         let delta = fresh.events_to_delta(events, true);
         let calls = fresh.extracted();
         let tools_called = !calls.is_empty();
+        let strip = fresh.config.strip_content_whitespace_with_tools;
         let content = delta.and_then(|d| d.content).and_then(|c| {
-            let c = if tools_called { c.trim().to_string() } else { c };
+            // `_strip_content_whitespace` (whitespace-only content before
+            // calls is always dropped).
+            let c = match (tools_called, strip) {
+                (true, true) => c.trim().to_string(),
+                (true, false) if c.trim().is_empty() => String::new(),
+                _ => c,
+            };
             (!c.is_empty()).then_some(c)
         });
         Extracted { tools_called, calls, content }
