@@ -201,9 +201,7 @@ pub fn kimi(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> Opti
     };
     let format =
         json!({"type": "sequence", "elements": [const_string(SECTION_BEGIN), calls, const_string(SECTION_END)]});
-    // `json.dumps` defaults, as for every structural tag: non-ASCII escaped.
-    let opts = super::pyjson::DumpOptions { ensure_ascii: true, ..Default::default() };
-    Some(super::pyjson::dumps_with(&json!({"type": "structural_tag", "format": format}), &opts))
+    Some(tag_text(format))
 }
 
 /// What a GLM-4.7 argument value may not contain.
