@@ -15,6 +15,7 @@ mod llama3_json;
 mod minimax_m2;
 mod mistral;
 mod partial_json;
+pub mod plugin;
 mod pyast;
 pub mod pyjson;
 mod pythonic;
@@ -27,8 +28,10 @@ mod think;
 
 pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
+pub use plugin::PluginRegistry;
 pub use registry::{ParserSpec, ParserSpecError};
 
+use crate::error::ApiError;
 use crate::wire::response::Delta;
 
 /// A parsed function call (batch).
@@ -100,6 +103,10 @@ pub trait ReasoningParser: Send {
     fn finish_streaming(&mut self) -> Option<Delta> {
         None
     }
+    /// A plugin parser's first error (built-in parsers cannot fail).
+    fn failure(&self) -> Option<ApiError> {
+        None
+    }
 }
 
 /// vLLM's `ToolParser` (legacy interface).
@@ -127,6 +134,10 @@ pub trait ToolParser: Send {
         false
     }
     fn finish_streaming(&mut self) -> Option<Delta> {
+        None
+    }
+    /// A plugin parser's first error (built-in parsers cannot fail).
+    fn failure(&self) -> Option<ApiError> {
         None
     }
 }
