@@ -213,8 +213,10 @@ def test_plugin_with_bad_return_values_is_a_400():
 
 def test_registration_checks_the_interface():
     with pytest.raises(TypeError, match="lacks extract_tool_calls_streaming"):
-        ToolParserManager.register_module("half", module=type("Half", (), {
-            "extract_tool_calls": lambda self, t, r: (False, [], t)}))
+        ToolParserManager.register_module(
+            "half",
+            module=type("Half", (), {"extract_tool_calls": lambda self, t, r: (False, [], t)}),
+        )
     with pytest.raises(ValueError, match="no such file"):
         load_plugin("/nonexistent/plugin.py")
 
