@@ -18,6 +18,9 @@ reasoning-then-tool-call output (qwen3 reasoning + hermes tools):
                  `DelegatingParser.parse_delta` orchestration over the sample plugins
                  (examples/plugins: qwen3 reasoning split + hermes tool parser).
   python parse   the same without detokenization (text deltas decoded beforehand).
+  plugin         for scale, not compared: the native call with the two sample plugins
+                 registered (--tool-parser-plugin / --reasoning-parser-plugin): the replay
+                 runs in Rust and calls the Python parsers for every chunk.
 
 Not part of the test run. Needs `tokenizers` (the `bench` extra).
 """
@@ -244,6 +247,15 @@ def main(argv: list[str] | None = None) -> None:
         load_example("qwen3_reasoning_plugin").Qwen3ReasoningPlugin,
         load_example("hermes_plugin").HermesPlugin,
     )
+    plugin_core = Derenderer(
+        str(DEFAULT_MODEL_DIR),
+        served_model_names=["qwen3"],
+        reasoning_parser="qwen3_py",
+        tool_call_parser="hermes_py",
+        enable_auto_tool_choice=True,
+        reasoning_parser_plugins={"qwen3_py": plugins[0]},
+        tool_parser_plugins={"hermes_py": plugins[1]},
+    )
     prompt = core.encode("<|im_start|>user\nPlan it.<|im_end|>\n<|im_start|>assistant\n")
 
     rows = []
@@ -265,23 +277,26 @@ def main(argv: list[str] | None = None) -> None:
             native_delta,
             python_last,
         )
+        _, plugin_delta = native_call(plugin_core, raw)
+        assert plugin_delta.get("tool_calls") == python_last.get("tool_calls"), plugin_delta
         detok = PyIncremental(tok, skip_special_tokens=False)
         texts = [detok.step(t) for t in ids]
 
-        native_s, python_s, parse_s = [], [], []
-        for _ in range(args.repeat):  # interleaved, so load changes hit all three alike
+        native_s, python_s, parse_s, plugin_s = [], [], [], []
+        for _ in range(args.repeat):  # interleaved, so load changes hit all alike
             native_s.append(native_call(core, raw)[0])
             python_s.append(python_replay(tok, plugins, ids)[0])
             parse_s.append(python_replay(tok, plugins, ids, texts)[0])
-        med = [statistics.median(x) * 1e3 for x in (native_s, python_s, parse_s)]
+            plugin_s.append(native_call(plugin_core, raw)[0])
+        med = [statistics.median(x) * 1e3 for x in (native_s, python_s, parse_s, plugin_s)]
         rows.append((n, *med))
 
     print(f"one call at output position N (median of {args.repeat}, ms)")
-    heads = ("native", "python", "py parse")
+    heads = ("native", "python", "py parse", "plugin")
     print(f"{'N':>6}" + "".join(f" {h:>9}" for h in heads) + "  py/native  parse/native")
-    for n, native, python, parse in rows:
+    for n, native, python, parse, plugin in rows:
         print(
-            f"{n:>6} {native:>9.3f} {python:>9.3f} {parse:>9.3f}"
+            f"{n:>6} {native:>9.3f} {python:>9.3f} {parse:>9.3f} {plugin:>9.3f}"
             f" {python / native:>9.1f}x {parse / native:>12.1f}x"
         )
 
