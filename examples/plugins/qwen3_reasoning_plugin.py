@@ -60,9 +60,9 @@ class Qwen3ReasoningPlugin(ReasoningParser):
         if len(delta_token_ids) == 1 and delta_token_ids[0] in (self.start_id, self.end_id):
             return None
         if self.end_id in previous_token_ids:
-            return {"content": delta_text}
+            return {"content": delta_text} if delta_text else None
         delta = delta_text.replace(START, "") if self.start_id in delta_token_ids else delta_text
         if self.end_id in delta_token_ids:
             reasoning, _, content = delta.partition(END)
             return {"reasoning": reasoning or None, "content": content or None}
-        return {"reasoning": delta}
+        return {"reasoning": delta} if delta else None
