@@ -60,7 +60,7 @@ impl Derenderer {
         let mut plugins = PluginRegistry::default();
         for (name, class) in tool_parser_plugins.iter().flat_map(|d| d.iter()) {
             let name: String = name.extract()?;
-            let factory = plugin::PyToolFactory::new(py, &name, class)?;
+            let factory = plugin::PyToolFactory::new(&name, class)?;
             plugins.add_tool(name, Arc::new(factory));
         }
         for (name, class) in reasoning_parser_plugins.iter().flat_map(|d| d.iter()) {

@@ -240,14 +240,13 @@ pub struct PyToolFactory {
 }
 
 impl PyToolFactory {
-    pub fn new(py: Python<'_>, name: &str, class: Bound<'_, PyAny>) -> PyResult<Self> {
+    pub fn new(name: &str, class: Bound<'_, PyAny>) -> PyResult<Self> {
         let flag = |attr: &str, default: bool| -> PyResult<bool> {
             match class.getattr_opt(attr)? {
                 Some(v) => v.is_truthy(),
                 None => Ok(default),
             }
         };
-        let _ = py;
         Ok(PyToolFactory {
             name: name.to_string(),
             keep_special_tokens: flag("keep_special_tokens", false)?,
