@@ -440,13 +440,18 @@ def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
     core = kimi_core()
     section = (
         "<|tool_calls_section_begin|>"
-        '<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{"city": "北京 🌧"}<|tool_call_end|>'
-        '<|tool_call_begin|>functions.get_news:1 <|tool_call_argument_begin|>{"topic": "tech"}<|tool_call_end|>'
+        "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
+        '{"city": "北京 🌧"}<|tool_call_end|>'
+        "<|tool_call_begin|>functions.get_news:1 <|tool_call_argument_begin|>"
+        '{"topic": "tech"}<|tool_call_end|>'
         "<|tool_calls_section_end|>"
     )
     output = [*core.encode("<think>\nweighing it\n</think>I'll check. " + section), IM_END]
     tools = [
-        {"type": "function", "function": {"name": n, "parameters": {"type": "object", "properties": {}}}}
+        {
+            "type": "function",
+            "function": {"name": n, "parameters": {"type": "object", "properties": {}}},
+        }
         for n in ("get_weather", "get_news")
     ]
     request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
@@ -479,9 +484,16 @@ def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
     assert (reasoning, content) == (message["reasoning"], message["content"])
     assert (reasoning, content) == ("\nweighing it", "I'll check. ")
     streamed = [(c["id"], c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())]
-    batched = [(t["id"], t["function"]["name"], json.loads(t["function"]["arguments"])) for t in message["tool_calls"]]
-    assert streamed == batched == [
-        ("functions.get_weather:0", "get_weather", {"city": "北京 🌧"}),
-        ("functions.get_news:1", "get_news", {"topic": "tech"}),
+    batched = [
+        (t["id"], t["function"]["name"], json.loads(t["function"]["arguments"]))
+        for t in message["tool_calls"]
     ]
+    assert (
+        streamed
+        == batched
+        == [
+            ("functions.get_weather:0", "get_weather", {"city": "北京 🌧"}),
+            ("functions.get_news:1", "get_news", {"topic": "tech"}),
+        ]
+    )
     assert finish == batch["choices"][0]["finish_reason"] == "tool_calls"

@@ -24,8 +24,6 @@ _IGNORED_VALUE_FLAGS = (
     "--seed",
 )
 _IGNORED_SWITCHES = ("--trust-remote-code", "--disable-fastapi-docs", "--enable-log-requests")
-# Flags this version recognises but cannot honour yet.
-_NOT_YET_FLAGS = ("tool_parser_plugin", "reasoning_parser_plugin")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,8 +58,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--default-chat-template-kwargs", default=None)
     serve.add_argument("--trust-request-chat-template", action="store_true")
     serve.add_argument("--exclude-tools-when-tool-choice-none", action="store_true")
-    serve.add_argument("--tool-parser-plugin", default=None)
-    serve.add_argument("--reasoning-parser-plugin", default=None)
+    serve.add_argument(
+        "--tool-parser-plugin", default=None, help="Python file registering tool parsers"
+    )
+    serve.add_argument(
+        "--reasoning-parser-plugin",
+        default=None,
+        help="Python file registering reasoning parsers",
+    )
     for flag in _IGNORED_VALUE_FLAGS:
         serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
     for flag in _IGNORED_SWITCHES:
@@ -105,12 +109,6 @@ def run_engine(args: argparse.Namespace) -> None:
 def config_from_args(args: argparse.Namespace) -> ServerConfig:
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         raise SystemExit("Error: --enable-auto-tool-choice requires --tool-call-parser")
-    given = [f"--{name.replace('_', '-')}" for name in _NOT_YET_FLAGS if getattr(args, name)]
-    if given:
-        raise SystemExit(
-            f"error: {', '.join(given)}: parser plugins are not available in this derender "
-            "version yet"
-        )
     model = args.model_flag or args.model
     if model is None:
         # The bundled Qwen3 model comes with its family's parsers.
@@ -137,7 +135,14 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         chat_template=_load_chat_template(args.chat_template),
         trust_request_chat_template=args.trust_request_chat_template,
         exclude_tools_when_tool_choice_none=args.exclude_tools_when_tool_choice_none,
+        tool_parser_plugin=_plugin_path(args.tool_parser_plugin),
+        reasoning_parser_plugin=_plugin_path(args.reasoning_parser_plugin),
     )
+
+
+def _plugin_path(value: str | None) -> str | None:
+    """An absolute path, so workers started elsewhere import the same file."""
+    return os.path.abspath(value) if value and len(value) > 3 else None
 
 
 def _load_chat_template(value: str | None) -> str | None:

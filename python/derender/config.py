@@ -25,10 +25,19 @@ class ServerConfig:
     chat_template: str | None = None
     trust_request_chat_template: bool = False
     exclude_tools_when_tool_choice_none: bool = False
+    tool_parser_plugin: str | None = None
+    reasoning_parser_plugin: str | None = None
 
     def core_kwargs(self) -> dict[str, object]:
-        """Keyword arguments of `derender.Derenderer` for these settings."""
+        """Keyword arguments of `derender.Derenderer` for these settings (importing the
+        parser plugin files, if any; ValueError when one cannot be imported)."""
+        plugins: dict[str, object] = {}
+        if self.tool_parser_plugin or self.reasoning_parser_plugin:
+            from derender.plugins import core_kwargs as plugin_kwargs
+
+            plugins = plugin_kwargs(self.tool_parser_plugin, self.reasoning_parser_plugin)
         return {
+            **plugins,
             "served_model_names": self.served_model_names or None,
             "max_model_len": self.max_model_len,
             "max_logprobs": self.max_logprobs,

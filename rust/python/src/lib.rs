@@ -1,11 +1,15 @@
 //! `derender._native`: the PyO3 face of derender-core. Bodies go in as
 //! bytes and come out as bytes; the GIL is released while Rust works.
 
-use derender_core::parse::ParserSpec;
+mod plugin;
+
+use std::sync::Arc;
+
+use derender_core::parse::{ParserSpec, PluginRegistry};
 use derender_core::{Derenderer as Core, Model, Route, Settings};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 /// One loaded model and its derender settings.
 #[pyclass(frozen, module = "derender._native")]
@@ -30,6 +34,8 @@ impl Derenderer {
         chat_template=None,
         trust_request_chat_template=false,
         exclude_tools_when_tool_choice_none=false,
+        tool_parser_plugins=None,
+        reasoning_parser_plugins=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -47,7 +53,21 @@ impl Derenderer {
         chat_template: Option<String>,
         trust_request_chat_template: bool,
         exclude_tools_when_tool_choice_none: bool,
+        tool_parser_plugins: Option<Bound<'_, PyDict>>,
+        reasoning_parser_plugins: Option<Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
+        let mut plugins = PluginRegistry::default();
+        for (name, class) in tool_parser_plugins.iter().flat_map(|d| d.iter()) {
+            let name: String = name.extract()?;
+            let factory = plugin::PyToolFactory::new(&name, class)?;
+            plugins.add_tool(name, Arc::new(factory));
+        }
+        for (name, class) in reasoning_parser_plugins.iter().flat_map(|d| d.iter()) {
+            let name: String = name.extract()?;
+            let factory = plugin::PyReasoningFactory::new(&name, class)?;
+            plugins.add_reasoning(name, Arc::new(factory));
+        }
         let loaded = py.detach(|| Model::load(model)).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let max_model_len = match (max_model_len, loaded.config_max_len) {
             (Some(m), _) => m,
@@ -59,8 +79,9 @@ impl Derenderer {
                 )))
             }
         };
-        let parser = ParserSpec::resolve(reasoning_parser, tool_call_parser, enable_auto_tool_choice, &loaded)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let parser =
+            ParserSpec::resolve(reasoning_parser, tool_call_parser, enable_auto_tool_choice, &loaded, &plugins)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let default_chat_template_kwargs = match default_chat_template_kwargs {
             None => serde_json::Map::new(),
             Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
@@ -165,6 +186,7 @@ fn native_routes() -> Vec<&'static str> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Derenderer>()?;
+    m.add_class::<plugin::PluginTokenizer>()?;
     m.add_function(wrap_pyfunction!(native_routes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

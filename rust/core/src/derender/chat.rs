@@ -64,8 +64,11 @@ impl Derenderer {
             );
             let (message, finish_reason) = match &parsing {
                 Some((spec, ctx)) => {
-                    let fields =
-                        spec.build(ctx, &self.model).parse_message(&text, ctx, gen.prompt_token_ids.as_deref());
+                    let mut parser = spec.build(ctx, &self.model);
+                    let fields = parser.parse_message(&text, ctx, gen.prompt_token_ids.as_deref());
+                    if let Some(error) = parser.failure() {
+                        return Err(error);
+                    }
                     let made = !fields.tool_calls.is_empty();
                     let fr = crate::parse::resolve_finish_reason(choice.finish_reason.as_deref(), ctx, made);
                     (ChatMessage::assistant(fields.content, fields.reasoning, fields.tool_calls), fr)
@@ -138,9 +141,7 @@ impl Derenderer {
         }
         if let (Some(spec), Some(r)) = (parser, request) {
             let ctx = ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs);
-            return self
-                .chat_stream_parsed(spec, req, &ctx, r)
-                .map_err(|_| ApiError::bad_request("invalid stream_state: derender failed"));
+            return self.chat_stream_parsed(spec, req, &ctx, r);
         }
         let skip = skip_special(request, false);
         let (mut state, mut window) = self.plain_state(req, skip)?;

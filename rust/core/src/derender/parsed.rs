@@ -5,7 +5,8 @@
 use super::chat::top_limit;
 use super::Derenderer;
 use crate::detok::Window;
-use crate::logprobs::{self, LogprobError};
+use crate::error::ApiError;
+use crate::logprobs;
 use crate::parse::{ChatContext, ChatStreamProcessor, ParserSpec};
 use crate::wire::request::{OutputOptions, StreamRequest, StreamState};
 use crate::wire::response::{ChatChunk, ChatStreamChoice, Delta};
@@ -17,7 +18,8 @@ impl Derenderer {
         req: &StreamRequest,
         ctx: &ChatContext,
         request: &OutputOptions,
-    ) -> Result<(ChatChunk, StreamState), LogprobError> {
+    ) -> Result<(ChatChunk, StreamState), ApiError> {
+        let invalid_state = |_| ApiError::bad_request("invalid stream_state: derender failed");
         let mut state = req.stream_state.clone().unwrap_or_default();
         let prompt = req.prompt_token_ids.as_deref();
         // With a reasoning parser, the engine reports the prompt on the first
@@ -63,7 +65,9 @@ impl Derenderer {
             }
             let logprobs = match &choice.logprobs {
                 Some(l) if !hide_metadata => {
-                    Some(logprobs::resolve(&self.model, l, &state.logprob_context_token_ids, top_limit(Some(request)))?)
+                    let limit = top_limit(Some(request));
+                    let resolved = logprobs::resolve(&self.model, l, &state.logprob_context_token_ids, limit);
+                    Some(resolved.map_err(invalid_state)?)
                 }
                 _ => None,
             };
@@ -90,6 +94,10 @@ impl Derenderer {
                 token_ids: if return_token_ids { choice.token_ids.clone() } else { None },
                 weight_versions: None,
             });
+        }
+        // A plugin parser that raised fails the call (replay included).
+        if let Some(error) = processor.parser.failure() {
+            return Err(error);
         }
         state.tools_streamed = processor.tools_streamed;
         Ok((self.chat_chunk(req, choices, request.return_token_ids), state))

@@ -54,6 +54,12 @@ impl DelegatingParser {
         }
     }
 
+    /// The first error a plugin parser raised, reasoning first.
+    pub fn failure(&self) -> Option<crate::error::ApiError> {
+        let reasoning = self.reasoning.as_ref().and_then(|r| r.failure());
+        reasoning.or_else(|| self.tool.as_ref().and_then(|t| t.failure()))
+    }
+
     pub fn has_tool_parser(&self) -> bool {
         self.tool.is_some()
     }

@@ -50,7 +50,7 @@ fn ctx() -> ChatContext {
 
 fn parser(ctx: &ChatContext, reasoning: bool) -> DelegatingParser {
     let m = model();
-    let spec = ParserSpec::resolve(reasoning.then_some("kimi_k2"), Some("kimi_k2"), true, &m)
+    let spec = ParserSpec::resolve(reasoning.then_some("kimi_k2"), Some("kimi_k2"), true, &m, &Default::default())
         .expect("kimi_k2 resolves")
         .expect("a parser");
     spec.build(ctx, &m)

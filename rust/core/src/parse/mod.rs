@@ -16,6 +16,7 @@ mod llama3_json;
 mod minimax_m2;
 mod mistral;
 mod partial_json;
+pub mod plugin;
 mod pyast;
 pub mod pyjson;
 mod pythonic;
@@ -28,8 +29,10 @@ mod think;
 
 pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
+pub use plugin::PluginRegistry;
 pub use registry::{ParserSpec, ParserSpecError};
 
+use crate::error::ApiError;
 use crate::wire::response::Delta;
 
 /// A parsed function call (batch).
@@ -101,6 +104,10 @@ pub trait ReasoningParser: Send {
     fn finish_streaming(&mut self) -> Option<Delta> {
         None
     }
+    /// A plugin parser's first error (built-in parsers cannot fail).
+    fn failure(&self) -> Option<ApiError> {
+        None
+    }
 }
 
 /// vLLM's `ToolParser` (legacy interface).
@@ -124,6 +131,10 @@ pub trait ToolParser: Send {
     /// reproduces vLLM's chunks also reproduces its losses), so the stream
     /// still adds up to the batch answer.
     fn finish_streaming(&mut self) -> Option<Delta> {
+        None
+    }
+    /// A plugin parser's first error (built-in parsers cannot fail).
+    fn failure(&self) -> Option<ApiError> {
         None
     }
 }

@@ -4,6 +4,7 @@ use super::deepseek::{DeepSeekToolParser, Format, MarkerIds};
 use super::engine::{EngineReasoning, EngineTools};
 use super::hermes::HermesParser;
 use super::llama3_json::Llama3JsonParser;
+use super::plugin::{PluginRegistry, ReasoningParserFactory, Registered, ToolParserFactory};
 use super::pythonic::PythonicParser;
 use super::think::{DeepSeekV3Reasoning, ThinkParser};
 use super::{ChatContext, DelegatingParser, ReasoningParser, ToolParser};
@@ -18,6 +19,8 @@ enum ReasoningFamily {
     Glm45,
     MinimaxM2,
     KimiK2,
+    /// A `--reasoning-parser-plugin` parser (`ParserSpec::reasoning_plugin`).
+    Plugin,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,6 +37,8 @@ enum ToolFamily {
     DeepSeekV31,
     Mistral,
     KimiK2,
+    /// A `--tool-parser-plugin` parser (`ParserSpec::tool_plugin`).
+    Plugin,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -59,23 +64,30 @@ pub struct ParserSpec {
     deepseek_ids: Option<MarkerIds>,
     /// `[TOOL_CALLS]`'s id (mistral).
     tool_calls_id: Option<i64>,
+    reasoning_plugin: Option<Registered<dyn ReasoningParserFactory>>,
+    tool_plugin: Option<Registered<dyn ToolParserFactory>>,
 }
 
 impl ParserSpec {
     /// Resolve the flags like `ParserManager.get_parser`: a tool parser only
     /// counts with `--enable-auto-tool-choice`. `None` = plain path.
+    /// Names registered by plugins come first.
     pub fn resolve(
         reasoning: Option<&str>,
         tool: Option<&str>,
         enable_auto_tools: bool,
         model: &Model,
+        plugins: &PluginRegistry,
     ) -> Result<Option<ParserSpec>, ParserSpecError> {
         if enable_auto_tools && tool.is_none() {
             return Err(ParserSpecError::AutoWithoutTool);
         }
         let (reasoning_name, tool_name) = (reasoning, tool);
+        let reasoning_plugin = reasoning.and_then(|n| plugins.reasoning(n));
+        let tool_plugin = tool.filter(|_| enable_auto_tools).and_then(|n| plugins.tool(n));
         let reasoning = match reasoning {
             None => None,
+            Some(_) if reasoning_plugin.is_some() => Some(ReasoningFamily::Plugin),
             Some("deepseek_r1") | Some("step5") => Some(ReasoningFamily::DeepSeekR1),
             Some("deepseek_v3") => Some(ReasoningFamily::DeepSeekV3),
             Some("qwen3") => Some(ReasoningFamily::Qwen3),
@@ -87,6 +99,7 @@ impl ParserSpec {
         };
         let tool = match (tool, enable_auto_tools) {
             (_, false) | (None, _) => None,
+            _ if tool_plugin.is_some() => Some(ToolFamily::Plugin),
             (Some("hermes") | Some("qwen3_json"), true) => Some(ToolFamily::Hermes),
             (Some("qwen3_coder") | Some("qwen3_xml"), true) => Some(ToolFamily::Qwen3Coder),
             (Some("seed_oss"), true) => Some(ToolFamily::SeedOss),
@@ -151,7 +164,16 @@ impl ParserSpec {
             }
             _ => None,
         };
-        Ok(Some(ParserSpec { reasoning, tool, enable_auto_tools, think_ids, deepseek_ids, tool_calls_id }))
+        Ok(Some(ParserSpec {
+            reasoning,
+            tool,
+            enable_auto_tools,
+            think_ids,
+            deepseek_ids,
+            tool_calls_id,
+            reasoning_plugin,
+            tool_plugin,
+        }))
     }
 
     pub fn has_reasoning(&self) -> bool {
@@ -178,8 +200,25 @@ impl ParserSpec {
                     | ReasoningFamily::MinimaxM2
                     | ReasoningFamily::KimiK2
             )
-        );
+        ) || self.reasoning_plugin.as_ref().is_some_and(|p| p.factory.keep_special_tokens());
         let mut structured = None;
+        if let Some(plugin) = &self.tool_plugin {
+            // vLLM's base `adjust_request` (plus the plugin's special-token wish).
+            if ctx.tools.is_empty() || ctx.tool_choice == ToolChoice::None {
+                return (keep_special, None);
+            }
+            keep_special |= plugin.factory.keep_special_tokens();
+            let only = match &ctx.tool_choice {
+                ToolChoice::Required => None,
+                ToolChoice::Named(n) => Some(n.as_str()),
+                _ => return (keep_special, None),
+            };
+            if !plugin.factory.supports_required_and_named() {
+                return (keep_special, None);
+            }
+            let schema = super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls);
+            return (keep_special, Some(super::structural::params(Some(schema), None)));
+        }
         if let Some(family @ (ToolFamily::DeepSeekV3 | ToolFamily::DeepSeekV31)) = self.tool {
             // No `adjust_request` of their own: only the structural tag
             // (special tokens are skipped; the markers are not special).
@@ -285,6 +324,7 @@ impl ParserSpec {
                 engine.content_ids_fallback = model.tokenizer.token_to_id(super::kimi_k2::SECTION_BEGIN).map(i64::from);
                 Some(Box::new(engine))
             }
+            Some(ReasoningFamily::Plugin) => self.reasoning_plugin.as_ref().map(|p| p.factory.create(ctx, model)),
             Some(ReasoningFamily::Glm45) => {
                 let thinking = super::glm47::thinking_enabled(&ctx.template_kwargs);
                 let mut engine = EngineReasoning::new(super::glm47::config(thinking), model.clone());
@@ -295,6 +335,7 @@ impl ParserSpec {
         let tool: Option<Box<dyn ToolParser>> = match self.tool {
             None => None,
             Some(ToolFamily::Hermes) => Some(Box::new(HermesParser::default())),
+            Some(ToolFamily::Plugin) => self.tool_plugin.as_ref().map(|p| p.factory.create(ctx, model)),
             Some(ToolFamily::Llama3Json) => Some(Box::new(Llama3JsonParser::new())),
             Some(ToolFamily::Pythonic) => Some(Box::new(PythonicParser::new(false))),
             Some(ToolFamily::Llama4Pythonic) => Some(Box::new(PythonicParser::new(true))),

@@ -294,8 +294,13 @@ impl Derenderer {
         let prompt_ids: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
         let reasoning_ended = if !ctx.include_reasoning {
             Some(true)
-        } else if has_reasoning {
-            parser.map(|p| p.build(&ctx, &self.model).is_reasoning_end(&prompt_ids))
+        } else if let Some(p) = parser.filter(|_| has_reasoning) {
+            let built = p.build(&ctx, &self.model);
+            let ended = built.is_reasoning_end(&prompt_ids);
+            if let Some(error) = built.failure() {
+                return Err(error);
+            }
+            Some(ended)
         } else {
             None
         };
