@@ -104,6 +104,12 @@ pub fn config(thinking: bool) -> &'static EngineConfig {
     }
 }
 
+/// A fresh Qwen3-grammar config, for families that retune a few of its
+/// settings (Step-3.5).
+pub(super) fn qwen3_grammar(thinking: bool) -> EngineConfig {
+    build(&QWEN3, thinking)
+}
+
 /// The Seed-OSS config, thinking on or off.
 pub fn seed_oss_config(thinking: bool) -> &'static EngineConfig {
     static ON: OnceLock<EngineConfig> = OnceLock::new();

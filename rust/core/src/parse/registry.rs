@@ -17,6 +17,7 @@ enum ReasoningFamily {
     SeedOss,
     Glm45,
     MinimaxM2,
+    Step3p5,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,7 @@ enum ToolFamily {
     DeepSeekV3,
     DeepSeekV31,
     Mistral,
+    Step3p5,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -80,6 +82,7 @@ impl ParserSpec {
             Some("seed_oss") => Some(ReasoningFamily::SeedOss),
             Some("glm45") | Some("glm47") => Some(ReasoningFamily::Glm45),
             Some("minimax_m2") => Some(ReasoningFamily::MinimaxM2),
+            Some("step3p5") => Some(ReasoningFamily::Step3p5),
             Some(other) => return Err(ParserSpecError::UnknownReasoning(other.to_string())),
         };
         let tool = match (tool, enable_auto_tools) {
@@ -95,6 +98,7 @@ impl ParserSpec {
             (Some("deepseek_v3"), true) => Some(ToolFamily::DeepSeekV3),
             (Some("deepseek_v31"), true) => Some(ToolFamily::DeepSeekV31),
             (Some("mistral"), true) => Some(ToolFamily::Mistral),
+            (Some("step3p5"), true) => Some(ToolFamily::Step3p5),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -168,7 +172,11 @@ impl ParserSpec {
         let mut keep_special = matches!(
             self.reasoning,
             Some(
-                ReasoningFamily::Qwen3 | ReasoningFamily::SeedOss | ReasoningFamily::Glm45 | ReasoningFamily::MinimaxM2
+                ReasoningFamily::Qwen3
+                    | ReasoningFamily::SeedOss
+                    | ReasoningFamily::Glm45
+                    | ReasoningFamily::MinimaxM2
+                    | ReasoningFamily::Step3p5
             )
         );
         let mut structured = None;
@@ -209,7 +217,8 @@ impl ParserSpec {
                             None,
                         )
                     }
-                    Some(ToolFamily::Qwen3Coder) => super::structural::params(
+                    // Step-3.5's tool parser names the same structural-tag model.
+                    Some(ToolFamily::Qwen3Coder | ToolFamily::Step3p5) => super::structural::params(
                         None,
                         Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
                     ),
@@ -264,6 +273,10 @@ impl ParserSpec {
                 engine.content_ids_after_end_only = true;
                 Some(Box::new(engine))
             }
+            // Always thinking: no passthrough whatever `enable_thinking` says.
+            Some(ReasoningFamily::Step3p5) => {
+                Some(Box::new(EngineReasoning::new(super::step3p5::config(), model.clone())))
+            }
             Some(ReasoningFamily::Glm45) => {
                 let thinking = super::glm47::thinking_enabled(&ctx.template_kwargs);
                 let mut engine = EngineReasoning::new(super::glm47::config(thinking), model.clone());
@@ -290,6 +303,12 @@ impl ParserSpec {
             }
             Some(ToolFamily::MinimaxM2) => Some(Box::new(EngineTools::new(
                 super::minimax_m2::config(),
+                model.clone(),
+                ctx.tools.clone(),
+                self.reasoning.is_none(),
+            ))),
+            Some(ToolFamily::Step3p5) => Some(Box::new(EngineTools::new(
+                super::step3p5::config(),
                 model.clone(),
                 ctx.tools.clone(),
                 self.reasoning.is_none(),
