@@ -63,6 +63,9 @@ fn spec() -> ParserSpec {
         .expect("a parser is configured")
 }
 
+/// One streamed chunk: its text and token ids.
+type Chunk = (String, Vec<i64>);
+
 /// (reasoning, content, [(name, arguments)]), absent fields as "".
 type Outcome = (String, String, Vec<(String, String)>);
 
@@ -78,7 +81,7 @@ fn batch(text: &str) -> Outcome {
 
 /// Stream `(text, ids)` chunks through one choice's processor, the last
 /// with the finish reason, and assemble the deltas.
-fn stream_chunks(chunks: &[(String, Vec<i64>)], ctx: &ChatContext) -> Outcome {
+fn stream_chunks(chunks: &[Chunk], ctx: &ChatContext) -> Outcome {
     let mut p = ChatStreamProcessor::new(spec().build(ctx, &model()), ctx);
     let prompt = prompt();
     let (mut reasoning, mut content) = (String::new(), String::new());
@@ -101,7 +104,7 @@ fn stream_chunks(chunks: &[(String, Vec<i64>)], ctx: &ChatContext) -> Outcome {
 }
 
 /// Token chunks ending at `cuts`, decoded like the server's detokenizer.
-fn token_chunks(text: &str, cuts: &[usize]) -> Vec<(String, Vec<i64>)> {
+fn token_chunks(text: &str, cuts: &[usize]) -> Vec<Chunk> {
     let ids = encode(text);
     let m = model();
     let mut window = Window::seed(&m, Some(&prompt()), false);
@@ -119,7 +122,7 @@ fn token_chunks(text: &str, cuts: &[usize]) -> Vec<(String, Vec<i64>)> {
 /// Character chunks ending at `cuts`, without ids: the engine then reads
 /// the markers from the text (with ids, vLLM only takes a marker that has
 /// a token of its own from that token), so they may be split anywhere.
-fn text_chunks(text: &str, cuts: &[usize]) -> Vec<(String, Vec<i64>)> {
+fn text_chunks(text: &str, cuts: &[usize]) -> Vec<Chunk> {
     let chars: Vec<char> = text.chars().collect();
     let mut start = 0;
     let mut out = Vec::new();
@@ -133,10 +136,10 @@ fn text_chunks(text: &str, cuts: &[usize]) -> Vec<(String, Vec<i64>)> {
 
 /// Every chunking the tests try: all at once, one unit at a time, and
 /// every two-way split, by tokens and by characters.
-fn chunkings(text: &str) -> Vec<(String, Vec<(String, Vec<i64>)>)> {
+fn chunkings(text: &str) -> Vec<(String, Vec<Chunk>)> {
     let n_ids = encode(text).len();
     let n_chars = text.chars().count();
-    let mut runs: Vec<(String, Vec<(String, Vec<i64>)>)> = vec![
+    let mut runs: Vec<(String, Vec<Chunk>)> = vec![
         ("tokens: one at a time".into(), token_chunks(text, &(1..n_ids).collect::<Vec<_>>())),
         ("tokens: all at once".into(), token_chunks(text, &[])),
         ("chars: all at once".into(), text_chunks(text, &[])),
