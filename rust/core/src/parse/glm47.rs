@@ -59,6 +59,8 @@ fn build(thinking: bool) -> EngineConfig {
         arg_format: ArgFormat::Glm47,
         validate_tool_names: true,
         strip_tool_names: true,
+        drop_whitespace_only_content_before_tools: true,
+        strip_content_whitespace_with_tools: true,
     }
 }
 

@@ -67,6 +67,8 @@ fn build() -> EngineConfig {
         arg_format: ArgFormat::MinimaxM2,
         validate_tool_names: true,
         strip_tool_names: false,
+        drop_whitespace_only_content_before_tools: true,
+        strip_content_whitespace_with_tools: true,
     }
 }
 

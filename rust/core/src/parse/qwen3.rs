@@ -89,6 +89,8 @@ fn build(m: &Markers, thinking: bool) -> EngineConfig {
         arg_format: ArgFormat::Qwen3Xml,
         validate_tool_names: false,
         strip_tool_names: false,
+        drop_whitespace_only_content_before_tools: true,
+        strip_content_whitespace_with_tools: true,
     }
 }
 

@@ -34,6 +34,7 @@ enum ToolFamily {
     DeepSeekV31,
     Mistral,
     Step3p5,
+    Step5,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -99,6 +100,7 @@ impl ParserSpec {
             (Some("deepseek_v31"), true) => Some(ToolFamily::DeepSeekV31),
             (Some("mistral"), true) => Some(ToolFamily::Mistral),
             (Some("step3p5"), true) => Some(ToolFamily::Step3p5),
+            (Some("step5"), true) => Some(ToolFamily::Step5),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -217,11 +219,13 @@ impl ParserSpec {
                             None,
                         )
                     }
-                    // Step-3.5's tool parser names the same structural-tag model.
-                    Some(ToolFamily::Qwen3Coder | ToolFamily::Step3p5) => super::structural::params(
-                        None,
-                        Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
-                    ),
+                    // The Step tool parsers name the same structural-tag model.
+                    Some(ToolFamily::Qwen3Coder | ToolFamily::Step3p5 | ToolFamily::Step5) => {
+                        super::structural::params(
+                            None,
+                            Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
+                        )
+                    }
                     Some(ToolFamily::MinimaxM2) => super::structural::params(
                         None,
                         Some(super::structural::minimax(&ctx.tools, only, stop_after_first)),
@@ -309,6 +313,12 @@ impl ParserSpec {
             ))),
             Some(ToolFamily::Step3p5) => Some(Box::new(EngineTools::new(
                 super::step3p5::config(),
+                model.clone(),
+                ctx.tools.clone(),
+                self.reasoning.is_none(),
+            ))),
+            Some(ToolFamily::Step5) => Some(Box::new(EngineTools::new(
+                super::step3p5::step5_tool_config(),
                 model.clone(),
                 ctx.tools.clone(),
                 self.reasoning.is_none(),

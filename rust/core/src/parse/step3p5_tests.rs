@@ -70,7 +70,11 @@ type Chunk = (String, Vec<i64>);
 type Outcome = (String, String, Vec<(String, String)>);
 
 fn batch_in(text: &str, ctx: &ChatContext) -> Outcome {
-    let m = spec().build(ctx, &model()).parse_message(text, ctx, Some(&prompt()));
+    batch_with(&spec(), text, ctx)
+}
+
+fn batch_with(spec: &ParserSpec, text: &str, ctx: &ChatContext) -> Outcome {
+    let m = spec.build(ctx, &model()).parse_message(text, ctx, Some(&prompt()));
     let calls = m.tool_calls.into_iter().map(|c| (c.function.name, c.function.arguments)).collect();
     (m.reasoning.unwrap_or_default(), m.content.unwrap_or_default(), calls)
 }
@@ -82,7 +86,11 @@ fn batch(text: &str) -> Outcome {
 /// Stream `(text, ids)` chunks through one choice's processor, the last
 /// with the finish reason, and assemble the deltas.
 fn stream_chunks(chunks: &[Chunk], ctx: &ChatContext) -> Outcome {
-    let mut p = ChatStreamProcessor::new(spec().build(ctx, &model()), ctx);
+    stream_with(&spec(), chunks, ctx)
+}
+
+fn stream_with(spec: &ParserSpec, chunks: &[Chunk], ctx: &ChatContext) -> Outcome {
+    let mut p = ChatStreamProcessor::new(spec.build(ctx, &model()), ctx);
     let prompt = prompt();
     let (mut reasoning, mut content) = (String::new(), String::new());
     let mut calls: BTreeMap<i64, (String, String)> = BTreeMap::new();
@@ -329,4 +337,36 @@ fn tool_choice_none_strips_markup_and_returns_no_calls() {
     let want = batch_in(&text, &none);
     assert_eq!((want.0.as_str(), want.2.len()), ("Hmm.", 0));
     assert_chunk_invariant(&text, &none, &want);
+}
+
+/// Step-5: `deepseek_r1` reasoning (its `step5` alias) and the Qwen3 tool
+/// grammar keeping the content whitespace next to calls.
+fn step5_spec() -> ParserSpec {
+    ParserSpec::resolve(Some("step5"), Some("step5"), true, &model()).unwrap().unwrap()
+}
+
+#[test]
+fn step5_config_keeps_content_whitespace_and_has_no_thinking() {
+    let c = super::step5_tool_config();
+    assert_eq!((c.name, c.initial_state), ("step5", State::Content));
+    assert!(!c.drop_whitespace_only_content_before_tools && !c.strip_content_whitespace_with_tools);
+    assert!(config().strip_content_whitespace_with_tools);
+}
+
+#[test]
+fn step5_keeps_the_text_before_a_call_unstripped_batch_and_streamed() {
+    let s = step5_spec();
+    let text = format!("plan</think>Sure.\n{WEATHER_CALL}");
+    let want = out("plan", "Sure.\n", &[("get_weather", r#"{"city": "Tokyo"}"#)]);
+    assert_eq!(batch_with(&s, &text, &ctx()), want);
+    let n = encode(&text).len();
+    for cuts in [(1..n).collect::<Vec<_>>(), vec![]] {
+        assert_eq!(stream_with(&s, &token_chunks(&text, &cuts), &ctx()), want, "{cuts:?}");
+    }
+    // step3p5 strips it.
+    let text = format!("plan</think>Sure.\n{WEATHER_CALL}");
+    assert_eq!(batch(&text).1, "Sure.");
+    // Whitespace-only content next to calls is still no content in batch.
+    let text = format!("plan</think>\n\n{WEATHER_CALL}");
+    assert_eq!(batch_with(&s, &text, &ctx()).1, "");
 }

@@ -76,6 +76,10 @@ pub struct EngineConfig {
     pub validate_tool_names: bool,
     /// Tool names are stripped of surrounding whitespace (GLM).
     pub strip_tool_names: bool,
+    /// Streamed whitespace-only content is dropped once a call has started.
+    pub drop_whitespace_only_content_before_tools: bool,
+    /// Batch content next to tool calls is stripped.
+    pub strip_content_whitespace_with_tools: bool,
 }
 
 /// The argument converters of the XML-style families.
