@@ -370,3 +370,16 @@ fn step5_keeps_the_text_before_a_call_unstripped_batch_and_streamed() {
     let text = format!("plan</think>\n\n{WEATHER_CALL}");
     assert_eq!(batch_with(&s, &text, &ctx()).1, "");
 }
+
+#[test]
+fn step5_text_between_calls_streams_as_content_which_batch_drops() {
+    // As vLLM: batch keeps only the text before the first call; the stream
+    // has sent the newline between the calls as content (nothing strips it).
+    let s = step5_spec();
+    let text = format!("plan</think>Sure.\n{WEATHER_CALL}\n{WEATHER_CALL}");
+    let call = ("get_weather", r#"{"city": "Tokyo"}"#);
+    assert_eq!(batch_with(&s, &text, &ctx()), out("plan", "Sure.\n", &[call, call]));
+    let n = encode(&text).len();
+    let streamed = stream_with(&s, &token_chunks(&text, &(1..n).collect::<Vec<_>>()), &ctx());
+    assert_eq!(streamed, out("plan", "Sure.\n\n", &[call, call]));
+}
