@@ -56,10 +56,11 @@ fn build(thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: vec!["<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"],
         strip_trailing_reasoning_whitespace: true,
-        strip_content_whitespace_with_tools: true,
         arg_format: ArgFormat::Glm47,
         validate_tool_names: true,
         strip_tool_names: true,
+        drop_whitespace_only_content_before_tools: true,
+        strip_content_whitespace_with_tools: true,
     }
 }
 

@@ -62,10 +62,13 @@ fn build(thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: Vec::new(),
         strip_trailing_reasoning_whitespace: true,
-        strip_content_whitespace_with_tools: false,
         arg_format: ArgFormat::Json,
         validate_tool_names: false,
         strip_tool_names: false,
+        // vLLM's Kimi config keeps content around calls (only whitespace-only
+        // content is dropped).
+        drop_whitespace_only_content_before_tools: true,
+        strip_content_whitespace_with_tools: false,
     }
 }
 

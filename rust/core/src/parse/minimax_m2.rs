@@ -64,10 +64,11 @@ fn build() -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: Vec::new(),
         strip_trailing_reasoning_whitespace: true,
-        strip_content_whitespace_with_tools: true,
         arg_format: ArgFormat::MinimaxM2,
         validate_tool_names: true,
         strip_tool_names: false,
+        drop_whitespace_only_content_before_tools: true,
+        strip_content_whitespace_with_tools: true,
     }
 }
 

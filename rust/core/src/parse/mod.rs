@@ -24,6 +24,7 @@ mod qwen3;
 mod qwen3_args;
 mod registry;
 mod required;
+mod step3p5;
 mod structural;
 mod think;
 

@@ -86,10 +86,11 @@ fn build(m: &Markers, thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: m.turn_boundaries.to_vec(),
         strip_trailing_reasoning_whitespace: false,
-        strip_content_whitespace_with_tools: true,
         arg_format: ArgFormat::Qwen3Xml,
         validate_tool_names: false,
         strip_tool_names: false,
+        drop_whitespace_only_content_before_tools: true,
+        strip_content_whitespace_with_tools: true,
     }
 }
 
@@ -103,6 +104,12 @@ pub fn config(thinking: bool) -> &'static EngineConfig {
     } else {
         OFF.get_or_init(|| build(&QWEN3, false))
     }
+}
+
+/// A fresh Qwen3-grammar config, for families that retune a few of its
+/// settings (Step-3.5).
+pub(super) fn qwen3_grammar(thinking: bool) -> EngineConfig {
+    build(&QWEN3, thinking)
 }
 
 /// The Seed-OSS config, thinking on or off.

@@ -21,6 +21,7 @@ enum ReasoningFamily {
     KimiK2,
     /// A `--reasoning-parser-plugin` parser (`ParserSpec::reasoning_plugin`).
     Plugin,
+    Step3p5,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,8 @@ enum ToolFamily {
     KimiK2,
     /// A `--tool-parser-plugin` parser (`ParserSpec::tool_plugin`).
     Plugin,
+    Step3p5,
+    Step5,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -95,6 +98,7 @@ impl ParserSpec {
             Some("glm45") | Some("glm47") => Some(ReasoningFamily::Glm45),
             Some("minimax_m2") => Some(ReasoningFamily::MinimaxM2),
             Some("kimi_k2") => Some(ReasoningFamily::KimiK2),
+            Some("step3p5") => Some(ReasoningFamily::Step3p5),
             Some(other) => return Err(ParserSpecError::UnknownReasoning(other.to_string())),
         };
         let tool = match (tool, enable_auto_tools) {
@@ -112,6 +116,8 @@ impl ParserSpec {
             (Some("deepseek_v31"), true) => Some(ToolFamily::DeepSeekV31),
             (Some("mistral"), true) => Some(ToolFamily::Mistral),
             (Some("kimi_k2"), true) => Some(ToolFamily::KimiK2),
+            (Some("step3p5"), true) => Some(ToolFamily::Step3p5),
+            (Some("step5"), true) => Some(ToolFamily::Step5),
             (Some(other), true) => return Err(ParserSpecError::UnknownTool(other.to_string())),
         };
         if reasoning.is_none() && tool.is_none() {
@@ -199,6 +205,7 @@ impl ParserSpec {
                     | ReasoningFamily::Glm45
                     | ReasoningFamily::MinimaxM2
                     | ReasoningFamily::KimiK2
+                    | ReasoningFamily::Step3p5
             )
         ) || self.reasoning_plugin.as_ref().is_some_and(|p| p.factory.keep_special_tokens());
         let mut structured = None;
@@ -256,10 +263,13 @@ impl ParserSpec {
                             None,
                         )
                     }
-                    Some(ToolFamily::Qwen3Coder) => super::structural::params(
-                        None,
-                        Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
-                    ),
+                    // The Step tool parsers name the same structural-tag model.
+                    Some(ToolFamily::Qwen3Coder | ToolFamily::Step3p5 | ToolFamily::Step5) => {
+                        super::structural::params(
+                            None,
+                            Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
+                        )
+                    }
                     Some(ToolFamily::MinimaxM2) => super::structural::params(
                         None,
                         Some(super::structural::minimax(&ctx.tools, only, stop_after_first)),
@@ -325,6 +335,10 @@ impl ParserSpec {
                 Some(Box::new(engine))
             }
             Some(ReasoningFamily::Plugin) => self.reasoning_plugin.as_ref().map(|p| p.factory.create(ctx, model)),
+            // Always thinking: no passthrough whatever `enable_thinking` says.
+            Some(ReasoningFamily::Step3p5) => {
+                Some(Box::new(EngineReasoning::new(super::step3p5::config(), model.clone())))
+            }
             Some(ReasoningFamily::Glm45) => {
                 let thinking = super::glm47::thinking_enabled(&ctx.template_kwargs);
                 let mut engine = EngineReasoning::new(super::glm47::config(thinking), model.clone());
@@ -352,6 +366,18 @@ impl ParserSpec {
             }
             Some(ToolFamily::MinimaxM2) => Some(Box::new(EngineTools::new(
                 super::minimax_m2::config(),
+                model.clone(),
+                ctx.tools.clone(),
+                self.reasoning.is_none(),
+            ))),
+            Some(ToolFamily::Step3p5) => Some(Box::new(EngineTools::new(
+                super::step3p5::config(),
+                model.clone(),
+                ctx.tools.clone(),
+                self.reasoning.is_none(),
+            ))),
+            Some(ToolFamily::Step5) => Some(Box::new(EngineTools::new(
+                super::step3p5::step5_tool_config(),
                 model.clone(),
                 ctx.tools.clone(),
                 self.reasoning.is_none(),

@@ -70,15 +70,16 @@ pub struct EngineConfig {
     pub preserve_tokens: Vec<&'static str>,
     pub turn_boundary_tokens: Vec<&'static str>,
     pub strip_trailing_reasoning_whitespace: bool,
-    /// Batch content is `.strip()`ped when calls were found (else only
-    /// whitespace-only content is dropped).
-    pub strip_content_whitespace_with_tools: bool,
     /// How tool arguments are written (the config's converter/extender).
     pub arg_format: ArgFormat,
     /// Only names of offered tools become calls.
     pub validate_tool_names: bool,
     /// Tool names are stripped of surrounding whitespace (GLM).
     pub strip_tool_names: bool,
+    /// Streamed whitespace-only content is dropped once a call has started.
+    pub drop_whitespace_only_content_before_tools: bool,
+    /// Batch content next to tool calls is stripped.
+    pub strip_content_whitespace_with_tools: bool,
 }
 
 /// The argument converters of the XML-style families.

@@ -471,7 +471,9 @@ impl EngineTools {
             if !content.trim().is_empty() {
                 self.content_has_nonws = true;
             } else if !self.slots.is_empty() {
-                content.clear();
+                if self.config.drop_whitespace_only_content_before_tools {
+                    content.clear();
+                }
             } else if !finished {
                 self.deferred_content = std::mem::take(&mut content);
             }
@@ -591,13 +593,11 @@ impl ToolParser for EngineTools {
         let delta = fresh.events_to_delta(events, true);
         let calls = fresh.extracted();
         let tools_called = !calls.is_empty();
-        let strip = fresh.config.strip_content_whitespace_with_tools;
         let content = delta.and_then(|d| d.content).and_then(|c| {
-            // `_strip_content_whitespace` (whitespace-only content before
-            // calls is always dropped).
-            let c = match (tools_called, strip) {
-                (true, true) => c.trim().to_string(),
-                (true, false) if c.trim().is_empty() => String::new(),
+            // `_strip_content_whitespace`.
+            let c = match tools_called {
+                true if self.config.strip_content_whitespace_with_tools => c.trim().to_string(),
+                true if self.config.drop_whitespace_only_content_before_tools && c.trim().is_empty() => String::new(),
                 _ => c,
             };
             (!c.is_empty()).then_some(c)

@@ -1,0 +1,40 @@
+//! Step-3.5 / Step-3.7 (`vllm/parser/step3p5.py`): the Qwen3 grammar
+//! (`<think>` reasoning, `<tool_call>` XML calls) with two changes. The
+//! chat template always prefills `<think>\n`, so thinking is always on
+//! (`enable_thinking` is ignored), and the model closes reasoning with
+//! `\n</think>\n`, so trailing reasoning whitespace is stripped.
+//!
+//! Step-5 (`vllm/tool_parsers/step5_tool_parser.py`) has only a tool parser
+//! of its own (its reasoning is `deepseek_r1`'s): the Qwen3 grammar without
+//! thinking, keeping the content whitespace around calls.
+
+use std::sync::OnceLock;
+
+use super::engine::EngineConfig;
+
+/// The one Step-3.5 config (no thinking switch).
+pub fn config() -> &'static EngineConfig {
+    static CONFIG: OnceLock<EngineConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| EngineConfig {
+        name: "step3p5",
+        strip_trailing_reasoning_whitespace: true,
+        ..super::qwen3::qwen3_grammar(true)
+    })
+}
+
+/// The Step-5 tool parser's config.
+pub fn step5_tool_config() -> &'static EngineConfig {
+    static CONFIG: OnceLock<EngineConfig> = OnceLock::new();
+    CONFIG.get_or_init(|| EngineConfig {
+        name: "step5",
+        // `qwen3_config(thinking=False)` names no turn boundaries.
+        turn_boundary_tokens: Vec::new(),
+        drop_whitespace_only_content_before_tools: false,
+        strip_content_whitespace_with_tools: false,
+        ..super::qwen3::qwen3_grammar(false)
+    })
+}
+
+#[cfg(test)]
+#[path = "step3p5_tests.rs"]
+mod tests;
