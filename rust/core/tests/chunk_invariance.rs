@@ -9,18 +9,23 @@
 //! stream, once assembled (content, reasoning, tool calls by index: name +
 //! arguments, finish_reason), must equal the recorded batch answer.
 //!
-//! Chunkings per choice: one token per chunk; all tokens at once; one token
-//! per chunk then a token-less finishing chunk (not for stop strings, an
-//! excused class); every two-way split (outputs up to 64 tokens; longer ones
-//! get 64 split points spread over the output plus every cut inside a marker
-//! or a multi-byte character); 100 seeded random partitions. Half of the
-//! random partitions cut at every "interesting" boundary (inside a tag-like
-//! marker such as `<tool_call>` spelled as text, `[TOOL_CALLS]`, a JSON key,
-//! or inside a multi-byte character such as CJK or emoji) among others.
-//! Random partitions of outputs over 64 tokens have at most 24 cuts: every
-//! call replays the whole output so far, so unbounded cuts would make the
-//! suite quadratic in the output length (runtime sampling, not coverage of
-//! the split points, which stay random over the whole output).
+//! Chunkings per choice: all tokens at once; one token per chunk; all at
+//! once then a token-less finishing chunk (only where the stop is visible
+//! before the finish, see [`finish_is_predictable`]); every two-way split
+//! (outputs up to 64 tokens; longer ones get 64 split points spread over the
+//! output plus up to 64 cuts inside a marker or a multi-byte character); 100
+//! seeded random partitions. Odd-numbered random partitions add cuts inside
+//! markers (tag-like text such as `<tool_call>` spelled as text tokens,
+//! `[TOOL_CALLS]`, `<｜tool▁sep｜>`, JSON keys) and inside multi-byte
+//! characters (CJK, emoji); every tenth ends with a token-less finishing
+//! chunk; every fifth, for outputs up to 64 tokens, cuts each boundary with
+//! probability 1/2.
+//!
+//! Runtime sampling (every call replays the output so far, and a parser
+//! stream rebuilds its parsers per call): random partitions otherwise have
+//! 1 to 8 cuts at random positions over the whole output, and a choice whose
+//! ids, finish and parse-relevant request options repeat an earlier one
+//! (golden variants that differ in logprobs, `n`, ...) is streamed once.
 
 mod support;
 
@@ -32,7 +37,7 @@ use serde_json::{json, Value};
 
 const RANDOM_PARTITIONS: usize = 100;
 const FULL_SPLIT_LIMIT: usize = 64;
-const LONG_OUTPUT_MAX_CUTS: usize = 24;
+const MAX_RANDOM_CUTS: usize = 8;
 
 /// A small deterministic PRNG (splitmix64): no new crate for the tests.
 struct Rng(u64);
@@ -158,6 +163,9 @@ struct Lane {
     /// Can the stream tell, before the finish arrives, that the last token
     /// stopped the output? (See [`finish_is_predictable`].)
     finish_only: bool,
+    /// What the stream's answer depends on: ids, finish, and the request
+    /// options parsing reads. Lanes repeating a key are streamed once.
+    key: String,
 }
 
 /// One streamable batch golden.
@@ -239,19 +247,34 @@ fn marker_spans(text: &str) -> Vec<Range<usize>> {
     spans
 }
 
+/// Boundaries that cut a marker or a multi-byte character, judged on a
+/// window of tokens around each boundary (decoding every prefix would make
+/// this quadratic in the output length).
 fn interesting_cuts(d: &Derenderer, ids: &[i64]) -> Vec<usize> {
-    let full = d.model.decode(ids);
-    let spans = marker_spans(&full);
+    const W: usize = 12;
     (1..ids.len())
         .filter(|&i| {
-            let prefix = d.model.decode(&ids[..i]);
-            if prefix.ends_with('\u{FFFD}') && !full[..].starts_with(&prefix[..]) {
+            let (lo, hi) = (i.saturating_sub(W), (i + W).min(ids.len()));
+            let left = d.model.decode(&ids[lo..i]);
+            let window = d.model.decode(&ids[lo..hi]);
+            if left.ends_with('\u{FFFD}') && !window.starts_with(&left[..]) {
                 return true; // cuts a multi-byte character
             }
-            let off = prefix.len();
-            full.starts_with(&prefix[..]) && spans.iter().any(|s| s.start < off && off < s.end)
+            let off = left.len();
+            window.starts_with(&left[..]) && marker_spans(&window).iter().any(|s| s.start < off && off < s.end)
         })
         .collect()
+}
+
+fn lane_key(chat_request: &Value, choice: &Value) -> String {
+    let mut options = chat_request.clone();
+    if let Some(o) = options.as_object_mut() {
+        for k in ["messages", "model", "n", "max_tokens", "return_token_ids", "stream"] {
+            o.remove(k);
+        }
+    }
+    let c = json!([choice["token_ids"], choice["finish_reason"], choice["stop_reason"], options]);
+    c.to_string()
 }
 
 /// A token-less finishing chunk is only answerable like batch when the
@@ -350,6 +373,7 @@ fn load_cases(config: &str, d: &Derenderer, skipped: &mut Vec<String>) -> Vec<Ca
                     index,
                     interesting: interesting_cuts(d, &ids),
                     finish_only: finish_is_predictable(d, &request["chat_request"], &ids, &c["stop_reason"]),
+                    key: lane_key(&chat_request, c),
                     ids,
                     finish_reason: c["finish_reason"].clone(),
                     stop_reason: c["stop_reason"].clone(),
@@ -393,10 +417,8 @@ fn chunkings(lane: &Lane, seed: u64) -> Vec<(String, Vec<Range<usize>>)> {
     }
     let every: Vec<usize> = (1..n).collect();
     out.push(("tok1".into(), parts_from_cuts(n, &every)));
-    if lane.finish_only && n <= FULL_SPLIT_LIMIT {
-        let mut parts = parts_from_cuts(n, &every);
-        parts.push(n..n);
-        out.push(("tok1+finish_only".into(), parts));
+    if lane.finish_only {
+        out.push(("all+finish_only".into(), vec![0..n, n..n]));
     }
     let splits: Vec<usize> = if n <= FULL_SPLIT_LIMIT {
         every
@@ -414,20 +436,28 @@ fn chunkings(lane: &Lane, seed: u64) -> Vec<(String, Vec<Range<usize>>)> {
     }
     let mut rng = Rng(seed);
     for r in 0..RANDOM_PARTITIONS {
-        let targeted = r % 2 == 1 && !lane.interesting.is_empty();
-        let mut cuts: Vec<usize> = if n > FULL_SPLIT_LIMIT {
-            let k = 1 + rng.below(LONG_OUTPUT_MAX_CUTS);
-            (0..k).map(|_| 1 + rng.below(n - 1)).collect()
+        let mut cuts: Vec<usize> = if r % 5 == 4 && n <= FULL_SPLIT_LIMIT {
+            (1..n).filter(|_| rng.chance(50)).collect()
         } else {
-            let p = [5, 20, 50, 80][r % 4];
-            (1..n).filter(|_| rng.chance(p)).collect()
+            let k = 1 + rng.below(MAX_RANDOM_CUTS);
+            (0..k).map(|_| 1 + rng.below(n - 1)).collect()
         };
+        let targeted = r % 2 == 1 && !lane.interesting.is_empty();
         if targeted {
-            let keep = if n > FULL_SPLIT_LIMIT { LONG_OUTPUT_MAX_CUTS } else { n };
-            cuts.extend(lane.interesting.iter().copied().filter(|_| rng.chance(70)).take(keep));
+            let m = lane.interesting.len();
+            cuts.extend((0..MAX_RANDOM_CUTS.min(m)).map(|_| lane.interesting[rng.below(m)]));
         }
-        let label = format!("rand#{r}{}", if targeted { "(targeted)" } else { "" });
-        out.push((label, parts_from_cuts(n, &cuts)));
+        let mut parts = parts_from_cuts(n, &cuts);
+        let finish_only = lane.finish_only && r % 10 == 0;
+        if finish_only {
+            parts.push(n..n);
+        }
+        let label = format!(
+            "rand#{r}{}{}",
+            if targeted { "(targeted)" } else { "" },
+            if finish_only { "+finish_only" } else { "" }
+        );
+        out.push((label, parts));
     }
     out
 }
@@ -444,9 +474,14 @@ fn check_family(config: &str) {
     let cases = load_cases(config, &d, &mut skipped);
     let mut failures: Vec<String> = Vec::new();
     let mut by_case: BTreeMap<String, (usize, String)> = BTreeMap::new();
-    let (mut streams, mut lanes, mut interesting) = (0usize, 0usize, 0usize);
+    let (mut streams, mut lanes, mut interesting, mut repeats) = (0usize, 0usize, 0usize, 0usize);
+    let mut seen = std::collections::HashSet::new();
     for (ci, case) in cases.iter().enumerate() {
         for lane in &case.lanes {
+            if !seen.insert(lane.key.clone()) {
+                repeats += 1;
+                continue;
+            }
             lanes += 1;
             interesting += lane.interesting.len();
             for (label, parts) in chunkings(lane, 0x5EED ^ ((ci as u64) << 8) ^ lane.index as u64) {
@@ -467,7 +502,7 @@ fn check_family(config: &str) {
         }
     }
     eprintln!(
-        "{config}: {} cases, {lanes} choices, {streams} streams, {interesting} marker/multi-byte cuts, \
+        "{config}: {} cases, {lanes} choices ({repeats} repeats not streamed), {streams} streams, {interesting} marker/multi-byte cuts, \
          {} skipped, {} failures, {:.1}s",
         cases.len(),
         skipped.len(),
