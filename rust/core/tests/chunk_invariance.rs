@@ -366,8 +366,7 @@ fn load_cases(config: &str, d: &Derenderer, skipped: &mut Vec<String>) -> Vec<Ca
             .flatten()
             .map(|c| {
                 let index = c["index"].as_i64().unwrap_or(0);
-                let ids: Vec<i64> =
-                    c["token_ids"].as_array().into_iter().flatten().filter_map(Value::as_i64).collect();
+                let ids: Vec<i64> = c["token_ids"].as_array().into_iter().flatten().filter_map(Value::as_i64).collect();
                 let answer = answers.iter().find(|a| a["index"].as_i64() == Some(index)).expect("batch choice");
                 Lane {
                     index,
