@@ -410,7 +410,7 @@ fn parts_from_cuts(n: usize, cuts: &[usize]) -> Vec<Range<usize>> {
 /// Every chunking of one lane, labelled for failure reports.
 fn chunkings(lane: &Lane, seed: u64) -> Vec<(String, Vec<Range<usize>>)> {
     let n = lane.ids.len();
-    let mut out = vec![("all".to_string(), vec![0..n])];
+    let mut out = vec![("all".to_string(), parts_from_cuts(n, &[]))];
     if n == 0 {
         return out;
     }
