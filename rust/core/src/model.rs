@@ -27,6 +27,9 @@ pub struct Model {
     pieces: Vec<Option<String>>,
     /// Ids skipped by `skip_special_tokens` (transformers' `all_special_ids`).
     special: Vec<bool>,
+    /// `(id, piece)` of every special id, listed once at load: parsers ask
+    /// for it on every request.
+    special_list: Vec<(i64, String)>,
     /// The tokenizer's EOS id (the primary stop token).
     pub eos_token_id: Option<i64>,
     /// generation_config `eos_token_id` plus the tokenizer's EOS.
@@ -172,6 +175,7 @@ impl Model {
             path: dir.to_path_buf(),
             tokenizer,
             vocab_len,
+            special_list: special_list(&special, &pieces),
             pieces,
             special,
             eos_token_id,
@@ -193,13 +197,8 @@ impl Model {
     }
 
     /// `(id, text)` of every special token (`all_special_ids`).
-    pub fn special_tokens(&self) -> Vec<(i64, String)> {
-        self.special
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| **s)
-            .filter_map(|(i, _)| self.pieces.get(i).cloned().flatten().map(|p| (i as i64, p)))
-            .collect()
+    pub fn special_tokens(&self) -> &[(i64, String)] {
+        &self.special_list
     }
 
     pub fn is_special(&self, id: i64) -> bool {
@@ -237,6 +236,15 @@ impl Model {
         let ids: Vec<u32> = ids.iter().filter_map(|&i| u32::try_from(i).ok()).collect();
         self.tokenizer.decode(&ids, false).unwrap_or_default()
     }
+}
+
+fn special_list(special: &[bool], pieces: &[Option<String>]) -> Vec<(i64, String)> {
+    special
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s)
+        .filter_map(|(i, _)| pieces.get(i).cloned().flatten().map(|p| (i as i64, p)))
+        .collect()
 }
 
 /// `tokenizer.json`, or `tokenizer.json.gz` (how the bundled model ships).

@@ -334,9 +334,9 @@ impl ToolParser for DeepSeekToolParser {
     }
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
-        let before = self.current;
+        let (before, streamed_before) = (self.current, self.streamed.clone());
         let delta = self.vllm_step(t, ids);
-        self.repair(delta, before, t, ids)
+        self.repair(delta, before, &streamed_before, t, ids)
     }
 
     /// The base `get_remaining_unstreamed_args`: a last call without an
@@ -520,6 +520,21 @@ mod tests {
             assert_eq!(parsed(assemble(format, &text, &[])), expected, "all at once: {text:?}");
             for cut in 1..n {
                 assert_eq!(parsed(assemble(format, &text, &[cut])), expected, "split at {cut}: {text:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn three_way_splits_with_several_calls_closing_in_one_chunk_assemble_to_batch() {
+        // A chunk that closes every open call and holds a whole later call:
+        // vLLM's step reads the later call's text as the current call's.
+        for (format, text) in samples() {
+            let expected = parsed(batch(format, &text));
+            let n = tokenize(&text).len();
+            for a in 1..n {
+                for b in a + 1..n {
+                    assert_eq!(parsed(assemble(format, &text, &[a, b])), expected, "cuts {a},{b}: {text:?}");
+                }
             }
         }
     }

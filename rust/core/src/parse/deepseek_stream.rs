@@ -47,8 +47,16 @@ impl DeepSeekToolParser {
     }
 
     /// Bring vLLM's delta for this chunk (`delta`, computed when the current
-    /// call index was `before`) in line with the batch parse of the text so far.
-    pub(super) fn repair(&mut self, delta: Option<Delta>, before: i64, t: &Texts, ids: &Ids) -> Option<Delta> {
+    /// call index was `before` and the arguments streamed were
+    /// `streamed_before`) in line with the batch parse of the text so far.
+    pub(super) fn repair(
+        &mut self,
+        delta: Option<Delta>,
+        before: i64,
+        streamed_before: &[String],
+        t: &Texts,
+        ids: &Ids,
+    ) -> Option<Delta> {
         if !ids.current.contains(&self.ids.calls_begin) {
             if let Some(c) = delta.as_ref().and_then(|d| d.content.as_deref()) {
                 self.content_sent.push_str(c);
@@ -75,9 +83,18 @@ impl DeepSeekToolParser {
                 self.streamed.resize(openers - 1, String::new());
                 self.streamed.push(entry);
             } else {
-                // Every opener is closed (vLLM took its closing branch).
+                // Every opener is closed (vLLM took its closing branch). vLLM
+                // then read a later call's text as call `current`'s: drop its
+                // delta for that call; the closed-call pass below sends what
+                // each call lacks.
+                d.tool_calls.retain(|tc| tc.index != self.current);
+                let cur = usize::try_from(self.current).unwrap_or(usize::MAX);
+                if let (Some(s), Some(old)) = (self.streamed.get_mut(cur), streamed_before.get(cur)) {
+                    s.clone_from(old);
+                }
                 self.streamed.resize(openers, String::new());
                 self.name_sent = true;
+                changed = true;
             }
             if self.prev.len() < openers - 1 {
                 self.prev.resize(openers - 1, Seen::default());

@@ -69,8 +69,8 @@ impl StreamingEngine {
         let mut has_drops = false;
         for (id, text) in model.special_tokens() {
             if !configured.contains(text.as_str()) {
-                resolved_ids.insert(id, DROP.to_string());
-                literal_terms.push((DROP.to_string(), text));
+                resolved_ids.insert(*id, DROP.to_string());
+                literal_terms.push((DROP.to_string(), text.clone()));
                 has_drops = true;
             }
         }
