@@ -59,6 +59,7 @@ pub fn derenderer(config_name: &str) -> Derenderer {
         flag(&flags, "--tool-call-parser"),
         flags.iter().any(|f| f == "--enable-auto-tool-choice"),
         &model,
+        &Default::default(),
     )
     .expect("parser flags resolve");
     let max_model_len = flag(&flags, "--max-model-len")
