@@ -3,6 +3,7 @@
 //! into a terminal. Works on chars, as Python's `str` does.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 pub const CONTENT: &str = "__CONTENT__";
 
@@ -47,6 +48,15 @@ impl LexerShape {
         LexerShape { literals, first_chars, prefix_set, by_first }
     }
 
+    /// One shape per terminal set, shared: streams rebuild their engine on
+    /// every call, and building the prefix tables dominated that.
+    pub fn shared(terminals: &[(String, String)]) -> Arc<LexerShape> {
+        type Cache = Mutex<HashMap<Vec<(String, String)>, Arc<LexerShape>>>;
+        static CACHE: OnceLock<Cache> = OnceLock::new();
+        let mut shapes = CACHE.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
+        shapes.entry(terminals.to_vec()).or_insert_with(|| Arc::new(LexerShape::new(terminals))).clone()
+    }
+
     pub fn is_first_char(&self, c: char) -> bool {
         self.first_chars.contains(&c)
     }
@@ -59,13 +69,13 @@ fn regex_escaped_len(lit: &str) -> usize {
 
 #[derive(Debug, Clone)]
 pub struct IncrementalLexer {
-    shape: LexerShape,
+    shape: Arc<LexerShape>,
     pub buffer: Vec<char>,
     counts: Vec<usize>,
 }
 
 impl IncrementalLexer {
-    pub fn new(shape: LexerShape) -> IncrementalLexer {
+    pub fn new(shape: Arc<LexerShape>) -> IncrementalLexer {
         IncrementalLexer { shape, buffer: Vec::new(), counts: Vec::new() }
     }
 
@@ -212,7 +222,7 @@ mod tests {
 
     fn lexer() -> IncrementalLexer {
         let terms = [("THINK_END".to_string(), "</think>".to_string()), ("CLOSE".to_string(), ">".to_string())];
-        IncrementalLexer::new(LexerShape::new(&terms))
+        IncrementalLexer::new(Arc::new(LexerShape::new(&terms)))
     }
 
     #[test]

@@ -94,7 +94,7 @@ impl StreamingEngine {
             resolved_ids: resolved_ids.clone(),
             has_drops,
             scanner: Scanner::new(resolved_ids),
-            lexer: IncrementalLexer::new(LexerShape::new(&literal_terms)),
+            lexer: IncrementalLexer::new(LexerShape::shared(&literal_terms)),
             token_id_terminal_names,
             tool_terminals,
             tool_exit_terminals,
