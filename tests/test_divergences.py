@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from derender import DEFAULT_MODEL_DIR, Derenderer
+from derender import Derenderer
 
 CHAT = "/v1/chat/completions/derender"
 CMPL = "/v1/completions/derender"
@@ -37,6 +37,63 @@ def stream(core, path, chunks, request_key, request, prompt_tokens=None):
         state = out["stream_state"]
         answers.append(out)
     return answers
+
+
+def batch(core: Derenderer, ids: list[int], request: dict, prompt_ids=None) -> dict:
+    """The batch answer's choice for `ids` under the chat `request`."""
+    body = {
+        "generate_response": {
+            "request_id": "b",
+            "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}],
+        },
+        "chat_request": request,
+    }
+    if prompt_ids is not None:
+        body["prompt_token_ids"] = prompt_ids
+    status, out = post(core, CHAT, body)
+    assert status == 200, out
+    return out["choices"][0]
+
+
+def one_token_chunks(ids: list[int]) -> list[tuple]:
+    """`ids` one per call, the last one finishing the stream."""
+    return [([tok], None, None) for tok in ids[:-1]] + [([ids[-1]], "stop", None)]
+
+
+def assemble(answers: list[dict]) -> dict:
+    """A chat stream put together: reasoning, content, finish reason, and
+    tool calls by index (`id`, `name`, `arguments`)."""
+    out: dict = {"reasoning": "", "content": "", "calls": {}, "finish": None}
+    for answer in answers:
+        for choice in answer["chunk"]["choices"]:
+            delta = choice["delta"]
+            out["reasoning"] += delta.get("reasoning") or ""
+            out["content"] += delta.get("content") or ""
+            for tc in delta.get("tool_calls") or []:
+                empty = {"id": None, "name": "", "arguments": ""}
+                call = out["calls"].setdefault(tc["index"], empty)
+                call["id"] = tc.get("id") or call["id"]
+                function = tc.get("function") or {}
+                call["name"] += function.get("name") or ""
+                call["arguments"] += function.get("arguments") or ""
+            out["finish"] = choice.get("finish_reason") or out["finish"]
+    return out
+
+
+def names_args(calls: dict) -> dict[int, tuple[str, str]]:
+    return {i: (c["name"], c["arguments"]) for i, c in calls.items()}
+
+
+def parser_core(model: str, name: str, **parsers: str) -> Derenderer:
+    """A core for `model` (a conftest MODEL_DIRS key) with the given parsers."""
+    from conftest import MODEL_DIRS
+
+    return Derenderer(
+        str(MODEL_DIRS[model]),
+        served_model_names=[name],
+        enable_auto_tool_choice="tool_call_parser" in parsers,
+        **parsers,
+    )
 
 
 def test_stop_token_without_finish_is_held_then_dropped(core):
@@ -137,22 +194,14 @@ def test_vllm_state_is_accepted_and_ours_is_vllm_shaped(core):
     ]  # fmt: skip
 
 
-def minimax_core() -> Derenderer:
-    return Derenderer(
-        str(DEFAULT_MODEL_DIR),
-        served_model_names=["minimax-m2"],
-        reasoning_parser="minimax_m2",
-        tool_call_parser="minimax_m2",
-        enable_auto_tool_choice=True,
-    )
-
-
 def test_parser_stream_answers_as_batch_when_the_prompt_closes_reasoning():
     """vLLM's stream reads reasoning state from the request's prompt: a prompt
     ending in `<think></think>` makes its whole stream content (minimax_m2
     ignores `enable_thinking`), while its batch splits reasoning out. derender's
     stream gives the batch answer on every call."""
-    core = minimax_core()
+    core = parser_core(
+        "models/qwen3", "minimax-m2", reasoning_parser="minimax_m2", tool_call_parser="minimax_m2"
+    )
     think, end = core.encode("<think>"), core.encode("</think>")
     output = [*think, *core.encode("\nweighing it"), *end, *core.encode("\n\nAnswer."), IM_END]
     request = {
@@ -183,16 +232,7 @@ def test_parser_stream_answers_as_batch_when_the_prompt_closes_reasoning():
         for choice in out["chunk"]["choices"]:
             reasoning += choice["delta"].get("reasoning") or ""
             content += choice["delta"].get("content") or ""
-    batch_body = {
-        "generate_response": {
-            "request_id": "b",
-            "choices": [{"index": 0, "token_ids": output, "finish_reason": "stop"}],
-        },
-        "chat_request": request,
-    }
-    status, batch = post(core, CHAT, batch_body)
-    assert status == 200, batch
-    message = batch["choices"][0]["message"]
+    message = batch(core, output, request)["message"]
     assert (reasoning, content) == (message["reasoning"], message["content"])
     assert "<think>" not in content
     assert reasoning == "\nweighing it"
@@ -201,7 +241,9 @@ def test_parser_stream_answers_as_batch_when_the_prompt_closes_reasoning():
 def test_minimax_negative_stream_id_is_decoded_not_refused():
     """vLLM's minimax_m2 parser raises on a negative id ("derender failed",
     400); derender decodes the chunk as every other config does (200)."""
-    core = minimax_core()
+    core = parser_core(
+        "models/qwen3", "minimax-m2", reasoning_parser="minimax_m2", tool_call_parser="minimax_m2"
+    )
     ids = [*core.encode("ok"), -1]
     body = {
         "stream": True,
@@ -218,38 +260,11 @@ def test_minimax_negative_stream_id_is_decoded_not_refused():
     assert out["chunk"]["choices"][0]["delta"]["reasoning"] == "ok"
 
 
-def llama3_json_core() -> Derenderer:
-    from conftest import MODEL_DIRS
-
-    return Derenderer(
-        str(MODEL_DIRS["models/llama3"]),
-        served_model_names=["llama3"],
-        tool_call_parser="llama3_json",
-        enable_auto_tool_choice=True,
-    )
-
-
-def assembled(answers: list[dict]) -> tuple[str, dict[int, list[str]], str | None]:
-    """A chat stream's content, tool calls by index ([name, arguments]) and
-    finish reason."""
-    content, calls, finish = "", {}, None
-    for a in answers:
-        for choice in a["chunk"]["choices"]:
-            delta = choice["delta"]
-            content += delta.get("content") or ""
-            for tc in delta.get("tool_calls") or []:
-                slot = calls.setdefault(tc["index"], ["", ""])
-                slot[0] += tc["function"].get("name") or ""
-                slot[1] += tc["function"].get("arguments") or ""
-            finish = choice["finish_reason"] or finish
-    return content, calls, finish
-
-
 def test_llama3_json_stream_completes_what_vllm_chunking_loses():
     """vLLM's llama3_json stream never sends a call that arrives whole in one
     chunk (its first look only opens the call). derender sends vLLM's chunks
     and completes the answer on the final chunk, as batch returns it."""
-    core = llama3_json_core()
+    core = parser_core("models/llama3", "llama3", tool_call_parser="llama3_json")
     eot = 128009
     text = (
         '{"name": "get_weather", "parameters": {"city": "Oslo"}}; '
@@ -262,39 +277,17 @@ def test_llama3_json_stream_completes_what_vllm_chunking_loses():
     request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
     ids = core.encode(text)
     for chunks in ([(ids, None, None), ([eot], "stop", None)], [([*ids, eot], "stop", None)]):
-        content, calls, finish = assembled(stream(core, CHAT, chunks, "chat_request", request))
-        assert content == ""
-        assert calls == {0: ["get_weather", '{"city": "Oslo"}'], 1: ["calc", "{}"]}
-        assert finish == "tool_calls"
+        got = assemble(stream(core, CHAT, chunks, "chat_request", request))
+        assert got["content"] == ""
+        expected = {0: ("get_weather", '{"city": "Oslo"}'), 1: ("calc", "{}")}
+        assert names_args(got["calls"]) == expected
+        assert got["finish"] == "tool_calls"
     # A bare object that never names a call ends as the content batch returns.
     named = {**request, "tool_choice": {"type": "function", "function": {"name": "calc"}}}
     bare = core.encode('{"expression": "1 + 1"}')
     answers = stream(core, CHAT, [(bare, None, None), ([eot], "stop", None)], "chat_request", named)
-    assert assembled(answers) == ('{"expression": "1 + 1"}', {}, "stop")
-
-
-def pythonic_assembled(core: Derenderer, output: list[int], request: dict) -> tuple[str, list]:
-    """Stream `output` one token per call; the assembled content and calls."""
-    state, content, calls = None, "", []
-    for i, tok in enumerate(output):
-        finish = "stop" if i == len(output) - 1 else None
-        body = {
-            "stream": True,
-            "generate_chunk": {
-                "request_id": "s",
-                "choices": [{"index": 0, "token_ids": [tok], "finish_reason": finish}],
-            },
-            "stream_state": state,
-            "prompt_token_ids": PROMPT,
-            "chat_request": request,
-        }
-        status, out = post(core, CHAT, body)
-        assert status == 200, out
-        state = out["stream_state"]
-        delta = out["chunk"]["choices"][0]["delta"]
-        content += delta.get("content") or ""
-        calls += delta.get("tool_calls") or []
-    return content, calls
+    got = assemble(answers)
+    assert (got["content"], got["calls"], got["finish"]) == ('{"expression": "1 + 1"}', {}, "stop")
 
 
 def test_pythonic_stream_answers_as_batch_when_no_call_can_follow():
@@ -302,12 +295,7 @@ def test_pythonic_stream_answers_as_batch_when_no_call_can_follow():
     that is not a call list (`[1] ...`, a bare-name argument) is lost from its
     stream while batch returns it as content. derender streams it as content:
     once the text can no longer match, or at the end when nothing was streamed."""
-    core = Derenderer(
-        str(DEFAULT_MODEL_DIR),
-        served_model_names=["m"],
-        tool_call_parser="pythonic",
-        enable_auto_tool_choice=True,
-    )
+    core = parser_core("models/qwen3", "m", tool_call_parser="pythonic")
     tool = {
         "type": "function",
         "function": {"name": "get_weather", "parameters": {"type": "object"}},
@@ -315,17 +303,9 @@ def test_pythonic_stream_answers_as_batch_when_no_call_can_follow():
     request = {"messages": [{"role": "user", "content": "hi"}], "tools": [tool]}
     for text in ["[1] See the footnote.", "[get_weather(city=Paris)]"]:
         output = [*core.encode(text), IM_END]
-        content, calls = pythonic_assembled(core, output, request)
-        batch_body = {
-            "generate_response": {
-                "request_id": "b",
-                "choices": [{"index": 0, "token_ids": output, "finish_reason": "stop"}],
-            },
-            "chat_request": request,
-        }
-        status, batch = post(core, CHAT, batch_body)
-        assert status == 200, batch
-        assert (content, calls) == (batch["choices"][0]["message"]["content"], []) == (text, [])
+        got = assemble(stream(core, CHAT, one_token_chunks(output), "chat_request", request))
+        message = batch(core, output, request)["message"]
+        assert (got["content"], got["calls"]) == (message["content"], {}) == (text, {})
 
 
 TOOL_CALLS = 5
@@ -340,45 +320,15 @@ MISTRAL_TOOLS = [
 ]
 
 
-def mistral_core() -> Derenderer:
-    from conftest import MODEL_DIRS
-
-    return Derenderer(
-        str(MODEL_DIRS["models/mistral"]),
-        served_model_names=["mistral"],
-        tool_call_parser="mistral",
-        enable_auto_tool_choice=True,
-    )
-
-
 def mistral_batch_and_stream(core, ids, chat_request, split_at):
     """The batch message, and the stream's assembled content / calls when
     `ids` arrive as two chunks split at each index in `split_at`."""
-    body = {
-        "generate_response": {
-            "request_id": "b",
-            "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}],
-        },
-        "chat_request": chat_request,
-    }
-    status, out = post(core, CHAT, body)
-    assert status == 200, out
-    message = out["choices"][0]["message"]
+    message = batch(core, ids, chat_request)["message"]
     streams = []
     for i in split_at:
         chunks = [(ids[:i], None, None), (ids[i:], "stop", None)]
-        content, calls = "", {}
-        for answer in stream(core, CHAT, chunks, "chat_request", chat_request):
-            delta = answer["chunk"]["choices"][0]["delta"]
-            content += delta.get("content") or ""
-            for call in delta.get("tool_calls") or []:
-                name, args = calls.get(call["index"], ("", ""))
-                f = call["function"]
-                calls[call["index"]] = (
-                    name + (f.get("name") or ""),
-                    args + (f.get("arguments") or ""),
-                )
-        streams.append((content, calls))
+        got = assemble(stream(core, CHAT, chunks, "chat_request", chat_request))
+        streams.append((got["content"], names_args(got["calls"])))
     return message, streams
 
 
@@ -387,7 +337,7 @@ def test_mistral_stream_drops_text_after_the_calls_and_splits_cleanly():
     drops it. derender's stream follows batch at every chunk boundary. (The
     `: {` vLLM streams when a delta ends between `"arguments"` and `:` is
     covered by the Rust unit tests: this tokenizer keeps `":` in one token.)"""
-    core = mistral_core()
+    core = parser_core("models/mistral", "mistral", tool_call_parser="mistral")
     text = ' [{"name": "f", "arguments": {"a": "x"}}] tail'
     ids = [TOOL_CALLS, *core.encode(text)]
     request = {"messages": [{"role": "user", "content": "hi"}], "tools": MISTRAL_TOOLS}
@@ -406,7 +356,7 @@ def test_mistral_stream_without_a_call_ends_with_the_batch_content():
     no call: batch returns it as content, vLLM's stream returns nothing.
     derender's stream sends it as content when the stream ends. With
     `tool_choice: "none"` the whole text streams as content, as in batch."""
-    core = mistral_core()
+    core = parser_core("models/mistral", "mistral", tool_call_parser="mistral")
     text = '{"a": "x"}'
     ids = core.encode(text)
     named = {
@@ -423,21 +373,13 @@ def test_mistral_stream_without_a_call_ends_with_the_batch_content():
     assert all(s == (message["content"], {}) for s in streams)
 
 
-def kimi_core() -> Derenderer:
-    return Derenderer(
-        str(DEFAULT_MODEL_DIR),
-        served_model_names=["kimi-k2"],
-        reasoning_parser="kimi_k2",
-        tool_call_parser="kimi_k2",
-        enable_auto_tool_choice=True,
-    )
-
-
 def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
     """No recorded goldens for kimi_k2: its markers are plain text on the
     bundled Qwen3 tokenizer (as minimax_m2 runs there). A token-by-token
     stream gives the batch answer; ids are the calls' own headers."""
-    core = kimi_core()
+    core = parser_core(
+        "models/qwen3", "kimi-k2", reasoning_parser="kimi_k2", tool_call_parser="kimi_k2"
+    )
     section = (
         "<|tool_calls_section_begin|>"
         "<|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"
@@ -455,32 +397,10 @@ def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
         for n in ("get_weather", "get_news")
     ]
     request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
-    chunks = [([tok], None, None) for tok in output[:-1]] + [([IM_END], "stop", None)]
-    answers = stream(core, CHAT, chunks, "chat_request", request)
-    reasoning, content, calls, finish = "", "", {}, None
-    for out in answers:
-        for choice in out["chunk"]["choices"]:
-            delta = choice["delta"]
-            reasoning += delta.get("reasoning") or ""
-            content += delta.get("content") or ""
-            for tc in delta.get("tool_calls") or []:
-                entry = calls.setdefault(tc["index"], {"id": None, "name": "", "arguments": ""})
-                entry["id"] = tc.get("id") or entry["id"]
-                function = tc.get("function") or {}
-                entry["name"] += function.get("name") or ""
-                entry["arguments"] += function.get("arguments") or ""
-            finish = choice.get("finish_reason") or finish
-    body = {
-        "generate_response": {
-            "request_id": "b",
-            "choices": [{"index": 0, "token_ids": output, "finish_reason": "stop"}],
-        },
-        "prompt_token_ids": PROMPT,
-        "chat_request": request,
-    }
-    status, batch = post(core, CHAT, body)
-    assert status == 200, batch
-    message = batch["choices"][0]["message"]
+    got = assemble(stream(core, CHAT, one_token_chunks(output), "chat_request", request))
+    reasoning, content, calls = got["reasoning"], got["content"], got["calls"]
+    choice = batch(core, output, request, prompt_ids=PROMPT)
+    message = choice["message"]
     assert (reasoning, content) == (message["reasoning"], message["content"])
     assert (reasoning, content) == ("\nweighing it", "I'll check. ")
     streamed = [(c["id"], c["name"], json.loads(c["arguments"])) for _, c in sorted(calls.items())]
@@ -496,4 +416,4 @@ def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
             ("functions.get_news:1", "get_news", {"topic": "tech"}),
         ]
     )
-    assert finish == batch["choices"][0]["finish_reason"] == "tool_calls"
+    assert got["finish"] == choice["finish_reason"] == "tool_calls"
