@@ -35,12 +35,17 @@ def plugin_flags(config: str, name: str) -> list[str]:
     return flags
 
 
-@pytest.fixture(scope="module")
-def hermes_plugin_server():
+def hermes_plugin_args() -> list[str]:
     base = server_args("qwen3_hermes")
     model_and_name = base[: base.index("--served-model-name") + 2]
     args = [*model_and_name, *plugin_flags("qwen3_hermes", "hermes_py")]
-    server = Server([*args, "--tool-parser-plugin", str(HERMES)])
+    return [*args, "--tool-parser-plugin", str(HERMES)]
+
+
+@pytest.fixture(scope="module")
+def hermes_plugin_server():
+    """In vLLM's state format, so answers compare strictly, states included."""
+    server = Server([*hermes_plugin_args(), "--stream-state-mode", "replay"])
     yield server
     server.stop()
 
@@ -49,6 +54,25 @@ def test_hermes_plugin_passes_qwen3_hermes_goldens(hermes_plugin_server):
     ran, failures = score("qwen3_hermes", hermes_plugin_server.url, {"batch", "stream"}, "strict")
     assert ran > 100
     assert failures == []
+
+
+def test_plugin_streams_carry_history_in_compact_mode(hermes_plugin_server):
+    """A plugin parser cannot be serialized: in the default mode its streams
+    carry their history inside our state and give the same chunks."""
+    import replay
+    from test_goldens import load_cases, without_states
+
+    server = Server(hermes_plugin_args())
+    try:
+        compact, history = replay.Client(server.url), replay.Client(hermes_plugin_server.url)
+        cases = [c for c in load_cases("qwen3_hermes") if c["kind"] == "stream"][:25]
+        for case in cases:
+            got = replay.execute_case(compact, case)
+            assert without_states(got) == without_states(replay.execute_case(history, case))
+            states = [r["stream_state"] for s, r in got if s == 200 and r.get("stream_state")]
+            assert all(s["format"] == "derender/1" for s in states), case["id"]
+    finally:
+        server.stop()
 
 
 # --- in process: the plugin path and its failures ----------------------------------------

@@ -22,6 +22,8 @@ class Derenderer:
         exclude_tools_when_tool_choice_none: bool = False,
         tool_parser_plugins: dict[str, type] | None = None,
         reasoning_parser_plugins: dict[str, type] | None = None,
+        stream_state_mode: str = "compact",
+        stream_state_secret: str | None = None,
     ) -> None: ...
     def handle(
         self,

@@ -7,7 +7,7 @@ import os
 import socket
 import sys
 
-from derender.config import DEFAULT_MAX_REQUEST_BYTES, ENV_VAR, ServerConfig
+from derender.config import DEFAULT_MAX_REQUEST_BYTES, ENV_VAR, SECRET_ENV, ServerConfig
 from derender.models import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME
 
 # vLLM flags that change nothing a derender server does: accepted so a
@@ -65,6 +65,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--reasoning-parser-plugin",
         default=None,
         help="Python file registering reasoning parsers",
+    )
+    serve.add_argument(
+        "--stream-state-mode",
+        choices=("compact", "replay"),
+        default="compact",
+        help="parser-path stream_state: compact (O(chunk) per call) or vLLM's history (replay)",
+    )
+    serve.add_argument(
+        "--stream-state-secret",
+        default=None,
+        help=f"sign stream states with this secret (HMAC); default: ${SECRET_ENV}",
     )
     for flag in _IGNORED_VALUE_FLAGS:
         serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
@@ -137,6 +148,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         exclude_tools_when_tool_choice_none=args.exclude_tools_when_tool_choice_none,
         tool_parser_plugin=_plugin_path(args.tool_parser_plugin),
         reasoning_parser_plugin=_plugin_path(args.reasoning_parser_plugin),
+        stream_state_mode=args.stream_state_mode,
+        stream_state_secret=args.stream_state_secret or os.environ.get(SECRET_ENV) or None,
     )
 
 

@@ -7,6 +7,8 @@ import os
 from dataclasses import asdict, dataclass, field
 
 ENV_VAR = "DERENDER_SERVER_CONFIG"
+# `--stream-state-secret` from the environment (keeps it out of `ps`).
+SECRET_ENV = "DERENDER_STREAM_STATE_SECRET"
 DEFAULT_MAX_REQUEST_BYTES = 256 * 1024 * 1024
 
 
@@ -27,6 +29,8 @@ class ServerConfig:
     exclude_tools_when_tool_choice_none: bool = False
     tool_parser_plugin: str | None = None
     reasoning_parser_plugin: str | None = None
+    stream_state_mode: str = "compact"
+    stream_state_secret: str | None = field(default=None, repr=False)
 
     def core_kwargs(self) -> dict[str, object]:
         """Keyword arguments of `derender.Derenderer` for these settings (importing the
@@ -48,6 +52,8 @@ class ServerConfig:
             "chat_template": self.chat_template,
             "trust_request_chat_template": self.trust_request_chat_template,
             "exclude_tools_when_tool_choice_none": self.exclude_tools_when_tool_choice_none,
+            "stream_state_mode": self.stream_state_mode,
+            "stream_state_secret": self.stream_state_secret,
         }
 
     def to_env(self) -> str:

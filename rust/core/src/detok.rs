@@ -11,7 +11,7 @@ use crate::model::Model;
 const PREFIX_WINDOW: usize = 5;
 
 /// The carried decode window (`prev_tokens`, `prefix_offset`, `read_offset`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Window {
     pub prev_tokens: Vec<String>,
     pub prefix_offset: usize,

@@ -13,6 +13,7 @@ pub mod pydantic;
 pub mod pyrepr;
 pub mod render;
 pub mod service;
+pub mod stream;
 pub mod wire;
 
 pub use derender::{Derenderer, Settings};

@@ -64,6 +64,7 @@ fn settings() -> Settings {
         chat_template: None,
         trust_request_chat_template: false,
         exclude_tools_when_tool_choice_none: false,
+        stream_state: Default::default(),
     }
 }
 

@@ -69,6 +69,7 @@ fn core(name: &str, fail: bool) -> Derenderer {
         chat_template: None,
         trust_request_chat_template: false,
         exclude_tools_when_tool_choice_none: false,
+        stream_state: Default::default(),
     };
     Derenderer::new(model, settings).expect("core builds")
 }

@@ -6,6 +6,7 @@ mod plugin;
 use std::sync::Arc;
 
 use derender_core::parse::{ParserSpec, PluginRegistry};
+use derender_core::stream::{StateCodec, StateMode};
 use derender_core::{Derenderer as Core, Model, Route, Settings};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -36,6 +37,8 @@ impl Derenderer {
         exclude_tools_when_tool_choice_none=false,
         tool_parser_plugins=None,
         reasoning_parser_plugins=None,
+        stream_state_mode="compact",
+        stream_state_secret=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -55,7 +58,11 @@ impl Derenderer {
         exclude_tools_when_tool_choice_none: bool,
         tool_parser_plugins: Option<Bound<'_, PyDict>>,
         reasoning_parser_plugins: Option<Bound<'_, PyDict>>,
+        stream_state_mode: &str,
+        stream_state_secret: Option<&str>,
     ) -> PyResult<Self> {
+        let mode: StateMode = stream_state_mode.parse().map_err(PyValueError::new_err)?;
+        let stream_state = StateCodec::new(mode, stream_state_secret.map(str::as_bytes));
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut plugins = PluginRegistry::default();
         for (name, class) in tool_parser_plugins.iter().flat_map(|d| d.iter()) {
@@ -101,6 +108,7 @@ impl Derenderer {
             chat_template,
             trust_request_chat_template,
             exclude_tools_when_tool_choice_none,
+            stream_state,
         };
         let inner = Core::new(loaded, settings).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Derenderer { inner })

@@ -5,6 +5,7 @@ use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs::{self, ChatLogprobs, LogprobError};
 use crate::parse::ChatContext;
+use crate::stream::{Opened, Outgoing, Payload};
 use crate::wire::request::{ChatBatchRequest, OutputOptions, StreamRequest, StreamState};
 use crate::wire::response::{
     normalize_metrics, normalize_prompt_logprobs, ChatChoice, ChatChunk, ChatCompletion, ChatMessage, ChatStreamChoice,
@@ -108,7 +109,7 @@ impl Derenderer {
         })
     }
 
-    pub fn chat_stream(&self, req: &StreamRequest) -> Result<(ChatChunk, StreamState), ApiError> {
+    pub fn chat_stream(&self, req: &StreamRequest) -> Result<(ChatChunk, Outgoing), ApiError> {
         self.check_model(req.model.as_deref())?;
         let request = req.request.as_ref();
         if request.is_some_and(|r| r.stop_given) {
@@ -118,7 +119,10 @@ impl Derenderer {
         if parser.is_some() && request.is_none() {
             return Err(ApiError::bad_request(PARSER_NEEDS_CHAT_REQUEST));
         }
-        if parser.is_some() && req.prompt_token_ids.is_none() {
+        let opened = self.open_state(req)?;
+        // Streams on our own state need the prompt only on their first call.
+        let remembers_prompt = opened.as_ref().is_some_and(|o| o.prompt_len().is_some());
+        if parser.is_some() && req.prompt_token_ids.is_none() && !remembers_prompt {
             return Err(ApiError::bad_request(
                 "prompt_token_ids is required when a tool or reasoning parser is configured. Without it parse_delta cannot tell whether the prompt left reasoning open (e.g. a chat template that pre-opens <think>) and would misclassify reasoning content as plain content.",
             ));
@@ -130,8 +134,9 @@ impl Derenderer {
                 chunk.choices.len()
             )));
         }
-        let prompt_len = req.prompt_token_ids.as_ref().map_or(0, Vec::len);
-        let prior_len = req.stream_state.as_ref().map_or(0, |s| s.output_token_ids.len());
+        let prompt_len = req.prompt_token_ids.as_ref().map(Vec::len).or(opened.as_ref().and_then(Opened::prompt_len));
+        let prompt_len = prompt_len.unwrap_or(0);
+        let prior_len = opened.as_ref().map_or(0, Opened::output_len);
         let delta_len: usize = chunk.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len)).sum();
         if prompt_len + prior_len + delta_len > self.settings.max_model_len {
             return Err(ApiError::bad_request(format!(
@@ -141,10 +146,10 @@ impl Derenderer {
         }
         if let (Some(spec), Some(r)) = (parser, request) {
             let ctx = ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs);
-            return self.chat_stream_parsed(spec, req, &ctx, r);
+            return self.chat_stream_parsed(spec, req, opened, &ctx, r);
         }
         let skip = skip_special(request, false);
-        let (mut state, mut window) = self.plain_state(req, skip)?;
+        let (mut state, mut window) = self.plain_state(req, opened, skip)?;
         let return_token_ids = request.is_some_and(|r| r.return_token_ids);
 
         let mut choices = Vec::with_capacity(1);
@@ -184,6 +189,7 @@ impl Derenderer {
         state.prev_tokens = window.prev_tokens;
         state.prefix_offset = window.prefix_offset as i64;
         state.read_offset = window.read_offset as i64;
+        let state = self.settings.stream_state.seal(Payload::Plain { state });
         Ok((self.chat_chunk(req, choices, return_token_ids), state))
     }
 
@@ -210,32 +216,46 @@ impl Derenderer {
         }
     }
 
-    /// The incoming state (or a fresh one seeded from the prompt) and its
-    /// decode window. A window the algorithm cannot have produced is refused.
-    pub(crate) fn plain_state(&self, req: &StreamRequest, skip: bool) -> Result<(StreamState, Window), ApiError> {
-        match &req.stream_state {
-            Some(s) => {
-                let window = Window {
-                    prev_tokens: s.prev_tokens.clone(),
-                    prefix_offset: s.prefix_offset as usize,
-                    read_offset: s.read_offset as usize,
-                };
-                if !window.is_consistent() {
-                    return Err(ApiError::bad_request(format!(
-                        "invalid stream_state: prefix_offset ({}) and read_offset ({}) must satisfy prefix_offset <= read_offset <= len(prev_tokens) ({})",
-                        s.prefix_offset,
-                        s.read_offset,
-                        s.prev_tokens.len()
-                    )));
-                }
-                Ok((s.clone(), window))
-            }
+    /// The request's state, checked (signature, format version).
+    pub(crate) fn open_state(&self, req: &StreamRequest) -> Result<Option<Opened>, ApiError> {
+        let codec = &self.settings.stream_state;
+        let opened = req.stream_state.as_ref().map(|s| codec.open(s)).transpose();
+        opened.map_err(|e| ApiError::bad_request(e.to_string()))
+    }
+
+    /// The plain path's state (or a fresh one seeded from the prompt) and
+    /// its decode window. A window the algorithm cannot have produced is
+    /// refused instead of decoding garbage.
+    pub(crate) fn plain_state(
+        &self,
+        req: &StreamRequest,
+        opened: Option<Opened>,
+        skip: bool,
+    ) -> Result<(StreamState, Window), ApiError> {
+        let s = match opened {
             None => {
                 let ids = req.prompt_token_ids.as_deref().or(req.generate_chunk.prompt_token_ids.as_deref());
-                let window = Window::seed(&self.model, ids, skip);
-                Ok((StreamState::default(), window))
+                return Ok((StreamState::default(), Window::seed(&self.model, ids, skip)));
             }
+            Some(Opened::Vllm(s) | Opened::Ours(Payload::Plain { state: s })) => s,
+            Some(Opened::Ours(_)) => {
+                return Err(ApiError::bad_request("invalid stream_state: it belongs to a stream with parsers"))
+            }
+        };
+        let window = Window {
+            prev_tokens: s.prev_tokens.clone(),
+            prefix_offset: s.prefix_offset as usize,
+            read_offset: s.read_offset as usize,
+        };
+        if !window.is_consistent() {
+            return Err(ApiError::bad_request(format!(
+                "invalid stream_state: prefix_offset ({}) and read_offset ({}) must satisfy prefix_offset <= read_offset <= len(prev_tokens) ({})",
+                s.prefix_offset,
+                s.read_offset,
+                s.prev_tokens.len()
+            )));
         }
+        Ok((s, window))
     }
 }
 

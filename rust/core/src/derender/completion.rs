@@ -6,7 +6,8 @@ use super::{now, skip_special, Derenderer, STREAM_STOP_STRINGS_ERROR};
 use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs::{self, LogprobError};
-use crate::wire::request::{CompletionBatchRequest, OutputOptions, StreamRequest, StreamState};
+use crate::stream::{Outgoing, Payload};
+use crate::wire::request::{CompletionBatchRequest, OutputOptions, StreamRequest};
 use crate::wire::response::{
     normalize_metrics, Completion, CompletionChoice, CompletionChunk, CompletionStreamChoice, Usage,
 };
@@ -104,7 +105,7 @@ impl Derenderer {
         })
     }
 
-    pub fn completion_stream(&self, req: &StreamRequest) -> Result<(CompletionChunk, StreamState), ApiError> {
+    pub fn completion_stream(&self, req: &StreamRequest) -> Result<(CompletionChunk, Outgoing), ApiError> {
         self.check_model(req.model.as_deref())?;
         let request = req.request.as_ref();
         if request.is_some_and(|r| r.stop_given) {
@@ -116,7 +117,8 @@ impl Derenderer {
             return Err(ApiError::bad_request("derender_completion_stream expects at most one choice per chunk"));
         }
         let skip = skip_special(request, false);
-        let (mut state, mut window) = self.plain_state(req, skip)?;
+        let opened = self.open_state(req)?;
+        let (mut state, mut window) = self.plain_state(req, opened, skip)?;
         let return_token_ids = request.is_some_and(|r| r.return_token_ids);
         let mut choices = Vec::with_capacity(1);
         if let Some(choice) = chunk.choices.first() {
@@ -178,6 +180,6 @@ impl Derenderer {
             metrics: normalize_metrics(&chunk.metrics),
             kv_transfer_params: None,
         };
-        Ok((out, state))
+        Ok((out, self.settings.stream_state.seal(Payload::Plain { state })))
     }
 }

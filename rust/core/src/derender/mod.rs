@@ -37,6 +37,8 @@ pub struct Settings {
     pub trust_request_chat_template: bool,
     /// `--exclude-tools-when-tool-choice-none`.
     pub exclude_tools_when_tool_choice_none: bool,
+    /// `--stream-state-mode` and `--stream-state-secret`.
+    pub stream_state: crate::stream::StateCodec,
 }
 
 /// The render/derender core for one model.

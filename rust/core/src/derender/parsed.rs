@@ -1,6 +1,15 @@
-//! Streaming chat with a parser, in vLLM's history-replay state format:
-//! every call rebuilds the parser and replays the output so far, chunk by
-//! chunk, before parsing the new chunk (`_derender_chat_stream_parsed`).
+//! Streaming chat with a parser. Each call resumes the stream where its
+//! state left it, parses the new chunk and hands back the new state:
+//!
+//! - compact (ours, the default): the parser is restored from its snapshot,
+//!   so a call costs what its chunk costs;
+//! - history (vLLM's format, `--stream-state-mode replay`, and plugins whose
+//!   parsers cannot be serialized): the parser is rebuilt and the output so
+//!   far replayed chunk by chunk before the new one
+//!   (`_derender_chat_stream_parsed`).
+//!
+//! Both give the same chunks: replaying a chunk is exactly what the
+//! original call did, and a snapshot is the parser as that call left it.
 
 use super::chat::top_limit;
 use super::Derenderer;
@@ -8,66 +17,158 @@ use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs;
 use crate::parse::{ChatContext, ChatStreamProcessor, ParserSpec};
+use crate::stream::{Opened, Outgoing, ParserState, Payload, StateMode};
 use crate::wire::request::{OutputOptions, StreamRequest, StreamState};
 use crate::wire::response::{ChatChunk, ChatStreamChoice, Delta};
+
+const REPLAY_FAILED: &str = "invalid stream_state: derender failed";
+
+/// Where a stream stands before the new chunk.
+struct Progress {
+    window: Window,
+    /// The window the prompt seeded (history states replay from it).
+    seed: Window,
+    held: Vec<i64>,
+    prompt_len: usize,
+    output_len: usize,
+    /// vLLM's state fields (role, logprob context, tool ids, and the
+    /// history when the stream carries one).
+    vllm: StreamState,
+    /// The stream carries its history (it did not start compact).
+    history: bool,
+}
 
 impl Derenderer {
     pub(crate) fn chat_stream_parsed(
         &self,
         spec: &ParserSpec,
         req: &StreamRequest,
+        opened: Option<Opened>,
         ctx: &ChatContext,
         request: &OutputOptions,
-    ) -> Result<(ChatChunk, StreamState), ApiError> {
-        let invalid_state = |_| ApiError::bad_request("invalid stream_state: derender failed");
-        let mut state = req.stream_state.clone().unwrap_or_default();
-        let prompt = req.prompt_token_ids.as_deref();
-        // With a reasoning parser, the engine reports the prompt on the first
-        // chunk only and the state cannot carry it, so every call replays
-        // without it: the answer stays the same on every call and matches the
-        // batch answer for the same output (vLLM's stream uses the request's
-        // `prompt_token_ids` and can disagree with its batch).
-        let parser_prompt = if spec.has_reasoning() { None } else { prompt };
+    ) -> Result<(ChatChunk, Outgoing), ApiError> {
         let mut processor = ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx);
-        let mut window = Window::seed(&self.model, prompt, false);
+        // Without a secret a compact state is the client's word: whatever
+        // it makes a parser do is that client's problem, never a 5xx.
+        let unverified =
+            matches!(opened, Some(Opened::Ours(Payload::Parser(_)))) && !self.settings.stream_state.signs();
+        let run = std::panic::AssertUnwindSafe(|| {
+            let progress = self.resume(spec, req, opened, ctx, request, &mut processor)?;
+            self.parse_chunk(spec, req, ctx, request, &mut processor, progress)
+        });
+        if !unverified {
+            return run();
+        }
+        std::panic::catch_unwind(run).unwrap_or_else(|_| Err(ApiError::bad_request(REPLAY_FAILED)))
+    }
 
+    /// Bring `processor` to where the stream stands.
+    fn resume(
+        &self,
+        spec: &ParserSpec,
+        req: &StreamRequest,
+        opened: Option<Opened>,
+        ctx: &ChatContext,
+        request: &OutputOptions,
+        processor: &mut ChatStreamProcessor,
+    ) -> Result<Progress, ApiError> {
+        let prompt = req.prompt_token_ids.as_deref();
+        let (vllm, seed, prompt_len) = match opened {
+            Some(Opened::Ours(Payload::Parser(state))) => return self.restore(state, processor),
+            Some(Opened::Ours(Payload::Plain { .. })) => {
+                return Err(ApiError::bad_request("invalid stream_state: it belongs to a stream without parsers"))
+            }
+            Some(Opened::Ours(Payload::History { state, seed, prompt_len })) => (state, seed, prompt_len),
+            Some(Opened::Vllm(state)) => (state, Window::seed(&self.model, prompt, false), 0),
+            None => (StreamState::default(), Window::seed(&self.model, prompt, false), 0),
+        };
+        let prompt_len = prompt.map_or(prompt_len, <[i64]>::len);
+        let parser_prompt = parser_prompt(spec, prompt);
         // Replay the history to rebuild the parser; its output was sent before.
         // A stop token held at the end of a chunk is decoded with the next.
+        let mut window = seed.clone();
         let mut held = Vec::new();
         let mut start = 0;
-        for &len in &state.output_chunk_lens {
-            let chunk = &state.output_token_ids[start..start + len as usize];
+        for &len in &vllm.output_chunk_lens {
+            let chunk = &vllm.output_token_ids[start..start + len as usize];
             start += len as usize;
             let plan = self.plan_chunk(held, chunk, None, None, Some(request), false);
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
             processor.step(&text, &plan.ids, None, parser_prompt, ctx);
             held = plan.held;
         }
-        processor.tools_streamed = state.tools_streamed;
+        processor.tools_streamed = vllm.tools_streamed;
+        let output_len = vllm.output_token_ids.len();
+        Ok(Progress { window, seed, held, prompt_len, output_len, vllm, history: true })
+    }
 
+    /// Restore a compact state.
+    fn restore(&self, state: ParserState, processor: &mut ChatStreamProcessor) -> Result<Progress, ApiError> {
+        let invalid = |e: &dyn std::fmt::Display| ApiError::bad_request(format!("invalid stream_state: {e}"));
+        processor.load_state(state.processor).map_err(|e| invalid(&e))?;
+        if !state.window.is_consistent() {
+            return Err(invalid(&"the decode window's offsets do not fit its tokens"));
+        }
+        if state.logprob_context_token_ids.len() > 4 || state.held_token_ids.len() > 1 {
+            return Err(invalid(&"the logprob context or held tokens are too long"));
+        }
+        let vllm = StreamState {
+            role_sent: state.role_sent,
+            logprob_context_token_ids: state.logprob_context_token_ids,
+            tools_streamed: processor.tools_streamed,
+            last_tool_call_ids: state.last_tool_call_ids,
+            ..Default::default()
+        };
+        Ok(Progress {
+            window: state.window,
+            seed: Window::default(),
+            held: state.held_token_ids,
+            prompt_len: state.prompt_len,
+            output_len: state.output_len,
+            vllm,
+            history: false,
+        })
+    }
+
+    /// Parse the request's chunk and build the answer and the next state.
+    fn parse_chunk(
+        &self,
+        spec: &ParserSpec,
+        req: &StreamRequest,
+        ctx: &ChatContext,
+        request: &OutputOptions,
+        processor: &mut ChatStreamProcessor,
+        mut p: Progress,
+    ) -> Result<(ChatChunk, Outgoing), ApiError> {
+        let parser_prompt = parser_prompt(spec, req.prompt_token_ids.as_deref());
         let hide_metadata = !ctx.include_reasoning;
         let return_token_ids = request.return_token_ids && !hide_metadata;
+        let state = &mut p.vllm;
         let mut choices = Vec::with_capacity(1);
-        let chunk = &req.generate_chunk;
-        if let Some(choice) = chunk.choices.first() {
+        if let Some(choice) = req.generate_chunk.choices.first() {
             let delta_ids: &[i64] = choice.token_ids.as_deref().unwrap_or(&[]);
             let finish = choice.finish_reason.as_deref();
+            let held = std::mem::take(&mut p.held);
             let plan = self.plan_chunk(held, delta_ids, finish, choice.stop_reason.as_ref(), Some(request), false);
             let (mut delta, mut finish_reason) = (None, None);
             if !delta_ids.is_empty() || finish.is_some() {
-                let text = self.decode_chunk(&plan, &mut window, choice, Some(request), false);
+                let text = self.decode_chunk(&plan, &mut p.window, choice, Some(request), false);
                 (delta, finish_reason) = processor.step(&text, &plan.ids, finish, parser_prompt, ctx);
             }
             let stop_reason = plan.stop_reason;
+            p.held = plan.held;
             if !delta_ids.is_empty() {
-                state.output_token_ids.extend_from_slice(delta_ids);
-                state.output_chunk_lens.push(delta_ids.len() as i64);
+                p.output_len += delta_ids.len();
+                if p.history {
+                    state.output_token_ids.extend_from_slice(delta_ids);
+                    state.output_chunk_lens.push(delta_ids.len() as i64);
+                }
             }
             let logprobs = match &choice.logprobs {
                 Some(l) if !hide_metadata => {
                     let limit = top_limit(Some(request));
                     let resolved = logprobs::resolve(&self.model, l, &state.logprob_context_token_ids, limit);
-                    Some(resolved.map_err(invalid_state)?)
+                    Some(resolved.map_err(|_| ApiError::bad_request(REPLAY_FAILED))?)
                 }
                 _ => None,
             };
@@ -100,6 +201,39 @@ impl Derenderer {
             return Err(error);
         }
         state.tools_streamed = processor.tools_streamed;
-        Ok((self.chat_chunk(req, choices, request.return_token_ids), state))
+        let chunk = self.chat_chunk(req, choices, request.return_token_ids);
+        Ok((chunk, self.settings.stream_state.seal(self.next_state(processor, p))))
+    }
+
+    /// Compact when the mode asks for it and the parsers can be saved;
+    /// otherwise the history (which every non-compact stream carries).
+    fn next_state(&self, processor: &mut ChatStreamProcessor, p: Progress) -> Payload {
+        let compact = self.settings.stream_state.mode == StateMode::Compact;
+        if let Some(snapshot) = processor.save_state().filter(|_| compact || !p.history) {
+            return Payload::Parser(ParserState {
+                window: p.window,
+                role_sent: p.vllm.role_sent,
+                logprob_context_token_ids: p.vllm.logprob_context_token_ids,
+                held_token_ids: p.held,
+                prompt_len: p.prompt_len,
+                output_len: p.output_len,
+                last_tool_call_ids: p.vllm.last_tool_call_ids,
+                processor: snapshot,
+            });
+        }
+        Payload::History { state: p.vllm, seed: p.seed, prompt_len: p.prompt_len }
+    }
+}
+
+/// With a reasoning parser, the engine reports the prompt on the first
+/// chunk only and a history state cannot carry it, so every call replays
+/// without it: the answer stays the same on every call and matches the
+/// batch answer for the same output (vLLM's stream uses the request's
+/// `prompt_token_ids` and can disagree with its batch).
+fn parser_prompt<'a>(spec: &ParserSpec, prompt: Option<&'a [i64]>) -> Option<&'a [i64]> {
+    if spec.has_reasoning() {
+        None
+    } else {
+        prompt
     }
 }

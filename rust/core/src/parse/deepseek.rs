@@ -37,7 +37,7 @@ pub struct MarkerIds {
 
 /// One entry of vLLM's `prev_tool_call_arr`: only its `arguments` are read
 /// back, and the key may be absent.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Seen {
     arguments: Option<String>,
 }
@@ -298,6 +298,10 @@ fn truthy(s: &Option<String>) -> bool {
 }
 
 impl ToolParser for DeepSeekToolParser {
+    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+        Some(self)
+    }
+
     /// Both formats have an xgrammar structural-tag model: vLLM (strict tool
     /// calling by default) parses required/named choices like "auto".
     fn supports_required_and_named(&self) -> bool {
@@ -539,3 +543,6 @@ mod tests {
         }
     }
 }
+
+crate::impl_snapshot!(DeepSeekToolParser { name_sent, prev, current, streamed, names_sent, content_sent }
+    check |p| super::snapshot::check_index(p.current, "current"));

@@ -3,8 +3,10 @@
 //! batch message assembly rules of `message_assembly.py`.
 
 use super::required::{named_streaming, parse_required, required_streaming};
+use super::snapshot::{Snapshot, SnapshotError};
 use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
 use crate::wire::response::{Delta, FunctionCall as WireFunctionCall, ToolCall};
+use serde_json::{json, Value};
 
 /// One parser instance: per request in batch, per choice in a stream.
 pub struct DelegatingParser {
@@ -358,6 +360,66 @@ impl DelegatingParser {
     }
 }
 
+/// The streaming state of a `DelegatingParser` and its parsers, as a value.
+impl DelegatingParser {
+    /// Is the text before each delta read (by a legacy parser, or by the
+    /// `"required"` path that rescans it)? A compact stream then carries it.
+    fn keeps_history(&self) -> bool {
+        let reads = self.reasoning.as_ref().is_some_and(|r| r.reads_history())
+            || self.tool.as_ref().is_some_and(|t| t.reads_history() || t.supports_required_and_named());
+        !self.engine_based && reads
+    }
+
+    /// `None` when a parser cannot be serialized (a plugin).
+    pub fn save_state(&mut self) -> Option<Value> {
+        let history = self.keeps_history();
+        let part = |p: Option<&mut dyn Snapshot>| p.map(|s| s.save_state().ok());
+        let reasoning = match self.reasoning.as_mut() {
+            Some(r) => part(r.snapshot())??,
+            None => Value::Null,
+        };
+        let tool = match self.tool.as_mut() {
+            Some(t) => part(t.snapshot())??,
+            None => Value::Null,
+        };
+        Some(json!([
+            self.reasoning_ended,
+            self.tool_call_text_started,
+            self.prompt_reasoning_checked,
+            self.function_name_returned,
+            self.forced_text,
+            if history { self.previous_text.as_str() } else { "" },
+            if history { self.previous_ids.as_slice() } else { &[] },
+            reasoning,
+            tool,
+        ]))
+    }
+
+    pub fn load_state(&mut self, state: Value) -> Result<(), SnapshotError> {
+        let mut items = super::snapshot::fields(state, 9, "DelegatingParser")?;
+        let mut next = || items.next().unwrap_or(Value::Null);
+        self.reasoning_ended = serde_json::from_value(next())?;
+        self.tool_call_text_started = serde_json::from_value(next())?;
+        self.prompt_reasoning_checked = serde_json::from_value(next())?;
+        self.function_name_returned = serde_json::from_value(next())?;
+        self.forced_text = serde_json::from_value(next())?;
+        self.previous_text = serde_json::from_value(next())?;
+        self.previous_ids = serde_json::from_value(next())?;
+        let (reasoning, tool) = (next(), next());
+        match self.reasoning.as_mut() {
+            Some(r) => r.snapshot().ok_or(SnapshotError::Unsupported)?.load_state(reasoning)?,
+            None if reasoning.is_null() => {}
+            None => return Err(SnapshotError::Shape("a reasoning parser state without a reasoning parser".into())),
+        }
+        match self.tool.as_mut() {
+            Some(t) => t.snapshot().ok_or(SnapshotError::Unsupported)?.load_state(tool)?,
+            None if tool.is_null() => {}
+            None => return Err(SnapshotError::Shape("a tool parser state without a tool parser".into())),
+        }
+        Ok(())
+    }
+}
+
 /// `ChatStreamProcessor`: one choice's stream, chunk by chunk.
 pub struct ChatStreamProcessor {
     pub parser: DelegatingParser,
@@ -367,6 +429,20 @@ pub struct ChatStreamProcessor {
 }
 
 impl ChatStreamProcessor {
+    /// The processor's state (`None`: a parser cannot be serialized).
+    pub fn save_state(&mut self) -> Option<Value> {
+        let parser = self.parser.save_state()?;
+        Some(json!([self.num_output_tokens, self.tools_streamed, parser]))
+    }
+
+    pub fn load_state(&mut self, state: Value) -> Result<(), SnapshotError> {
+        let mut items = super::snapshot::fields(state, 3, "ChatStreamProcessor")?;
+        let mut next = || items.next().unwrap_or(Value::Null);
+        self.num_output_tokens = serde_json::from_value(next())?;
+        self.tools_streamed = serde_json::from_value(next())?;
+        self.parser.load_state(next())
+    }
+
     pub fn new(parser: DelegatingParser, ctx: &ChatContext) -> Self {
         let keep_tool_calls = parser.keeps_tool_calls(ctx);
         ChatStreamProcessor { parser, keep_tool_calls, num_output_tokens: 0, tools_streamed: false }

@@ -148,7 +148,7 @@ pub fn convert(raw: &str, partial: bool) -> String {
 }
 
 /// Streams the open last value until `</arg_value>` appears.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ValueExtender {
     tail: String,
 }

@@ -133,6 +133,10 @@ impl HermesParser {
 }
 
 impl ToolParser for HermesParser {
+    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+        Some(self)
+    }
+
     /// Hermes has an xgrammar structural-tag model, so vLLM (with strict tool
     /// calling, its default) treats required/named choices like "auto".
     fn supports_required_and_named(&self) -> bool {
@@ -193,3 +197,9 @@ impl ToolParser for HermesParser {
         None
     }
 }
+
+crate::impl_snapshot!(HermesParser { sent_content, names, streamed_args }
+check |p| match p.names.len() == p.streamed_args.len() {
+    true => super::snapshot::check_index(p.names.len(), "calls"),
+    false => Err(super::SnapshotError::Range("calls")),
+});

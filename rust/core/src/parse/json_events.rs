@@ -34,7 +34,7 @@ pub struct Fed {
     pub error: Option<JsonSyntaxError>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Expect {
     /// A value (top level, after `:` or after `,` in an array).
     Value,
@@ -51,14 +51,17 @@ enum Expect {
     Done,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Pending {
-    String { escaped: bool },
+    String {
+        escaped: bool,
+    },
     Number,
-    Literal(&'static str),
+    /// `true`, `false` or `null`, told apart by the first letter.
+    Literal,
 }
 
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct JsonEventParser {
     expect: Expect,
     /// ijson's path: `None` for an object before its first key, the key
@@ -157,7 +160,12 @@ impl JsonEventParser {
                     self.pending = Some((Pending::String { escaped: !escaped && c == '\\' }, buf));
                     return Ok(());
                 }
-                Pending::Literal(word) => {
+                Pending::Literal => {
+                    let word = match buf.chars().next() {
+                        Some('t') => "true",
+                        Some('f') => "false",
+                        _ => "null",
+                    };
                     buf.push(c);
                     if buf == word {
                         return self.scalar_done(out);
@@ -190,9 +198,9 @@ impl JsonEventParser {
         match c {
             '"' if value_ok || key_ok => self.pending = Some((Pending::String { escaped: false }, "\"".into())),
             '-' | '0'..='9' if value_ok => self.pending = Some((Pending::Number, c.to_string())),
-            't' if value_ok => self.pending = Some((Pending::Literal("true"), "t".into())),
-            'f' if value_ok => self.pending = Some((Pending::Literal("false"), "f".into())),
-            'n' if value_ok => self.pending = Some((Pending::Literal("null"), "n".into())),
+            't' if value_ok => self.pending = Some((Pending::Literal, "t".into())),
+            'f' if value_ok => self.pending = Some((Pending::Literal, "f".into())),
+            'n' if value_ok => self.pending = Some((Pending::Literal, "n".into())),
             '{' if value_ok => {
                 out.push((self.prefix(self.path.len()), JsonEvent::StartMap));
                 self.path.push(None);

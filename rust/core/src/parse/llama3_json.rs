@@ -140,6 +140,10 @@ fn batch(text: &str) -> Extracted {
 }
 
 impl ToolParser for Llama3JsonParser {
+    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+        Some(self)
+    }
+
     /// Llama has an xgrammar structural-tag model, so vLLM (with strict tool
     /// calling, its default) treats required/named choices like "auto".
     fn supports_required_and_named(&self) -> bool {
@@ -392,3 +396,6 @@ mod tests {
         assert_eq!(d.content.as_deref(), Some("Hi {"));
     }
 }
+
+crate::impl_snapshot!(Llama3JsonParser { prev, current, name_sent, streamed_args, named, text }
+    check |p| super::snapshot::check_index(p.current, "current"));

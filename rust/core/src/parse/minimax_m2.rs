@@ -187,7 +187,7 @@ fn may_become_end(t: &[char]) -> bool {
         || prefix_of(t, &["<", "\\s*", "parameter", "\\s+", "name", "\\s*", "="])
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ValueExtender {
     window: Vec<char>,
 }

@@ -26,7 +26,7 @@ fn mistral_id() -> String {
 }
 
 /// Where the streamed JSON stands (vLLM's `StreamingState`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 enum State {
     WaitingForToolStart,
     WaitingForToolKey,
@@ -266,6 +266,10 @@ fn bracketed(text: &str) -> Option<&str> {
 }
 
 impl ToolParser for MistralParser {
+    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+        Some(self)
+    }
+
     /// Required and named choices are parsed like `auto`.
     fn supports_required_and_named(&self) -> bool {
         false
@@ -459,3 +463,17 @@ mod tests {
         assert!(calls.is_empty());
     }
 }
+
+crate::impl_snapshot!(MistralParser {
+    started,
+    state,
+    json,
+    bare_object,
+    current_tool,
+    starting_new_tool,
+    new_name,
+    new_string_arguments,
+    unsent_id,
+    json_text,
+    calls_sent,
+} check |p| super::snapshot::check_index(p.current_tool, "current_tool"));

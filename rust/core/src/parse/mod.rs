@@ -24,6 +24,7 @@ mod qwen3;
 mod qwen3_args;
 mod registry;
 mod required;
+pub mod snapshot;
 mod step3p5;
 mod structural;
 mod think;
@@ -32,6 +33,7 @@ pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
 pub use plugin::PluginRegistry;
 pub use registry::{ParserSpec, ParserSpecError};
+pub use snapshot::{Snapshot, SnapshotError};
 
 use crate::error::ApiError;
 use crate::wire::response::Delta;
@@ -105,6 +107,16 @@ pub trait ReasoningParser: Send {
     fn finish_streaming(&mut self) -> Option<Delta> {
         None
     }
+    /// The streaming state as a value (the compact stream state); `None`
+    /// when it cannot be serialized (plugins), and the stream carries history.
+    fn snapshot(&mut self) -> Option<&mut dyn Snapshot> {
+        None
+    }
+    /// Does it read the text and ids before the delta (`Texts::previous`,
+    /// `current`)? A compact stream then carries them.
+    fn reads_history(&self) -> bool {
+        !self.engine_based()
+    }
     /// A plugin parser's first error (built-in parsers cannot fail).
     fn failure(&self) -> Option<ApiError> {
         None
@@ -133,6 +145,16 @@ pub trait ToolParser: Send {
     /// still adds up to the batch answer.
     fn finish_streaming(&mut self) -> Option<Delta> {
         None
+    }
+    /// The streaming state as a value (the compact stream state); `None`
+    /// when it cannot be serialized (plugins), and the stream carries history.
+    fn snapshot(&mut self) -> Option<&mut dyn Snapshot> {
+        None
+    }
+    /// Does it read the text and ids before the delta (`Texts::previous`,
+    /// `current`)? A compact stream then carries them.
+    fn reads_history(&self) -> bool {
+        !self.engine_based()
     }
     /// A plugin parser's first error (built-in parsers cannot fail).
     fn failure(&self) -> Option<ApiError> {

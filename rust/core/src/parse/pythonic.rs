@@ -146,6 +146,10 @@ impl PythonicParser {
 }
 
 impl ToolParser for PythonicParser {
+    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+        Some(self)
+    }
+
     fn extract_tool_calls(&self, text: &str, _ctx: &ChatContext) -> Extracted {
         self.batch(text)
     }
@@ -501,3 +505,6 @@ mod tests {
         assert!(make_valid_python("[f(a=1]").is_err());
     }
 }
+
+crate::impl_snapshot!(PythonicParser { current_tool, streamed_args, called, content_mode, text, after_held }
+    check |p| super::snapshot::check_index(p.current_tool, "current_tool"));

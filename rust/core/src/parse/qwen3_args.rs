@@ -179,7 +179,7 @@ fn has_value_end(text: &[char]) -> bool {
 }
 
 /// Streams the open trailing value of the arguments, as JSON string content.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct ValueExtender {
     window: Vec<char>,
     started: bool,

@@ -54,6 +54,10 @@ impl ThinkParser {
 }
 
 impl ReasoningParser for ThinkParser {
+    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+        Some(self)
+    }
+
     fn extract_reasoning(&self, text: &str, _ctx: &ChatContext) -> (Option<String>, Option<String>) {
         let body = match text.find(&self.start) {
             Some(i) => &text[i + self.start.len()..],
@@ -119,6 +123,10 @@ pub struct DeepSeekV3Reasoning {
 }
 
 impl ReasoningParser for DeepSeekV3Reasoning {
+    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+        Some(self)
+    }
+
     fn extract_reasoning(&self, text: &str, ctx: &ChatContext) -> (Option<String>, Option<String>) {
         match &self.inner {
             Some(p) => p.extract_reasoning(text, ctx),
@@ -144,3 +152,7 @@ impl ReasoningParser for DeepSeekV3Reasoning {
         }
     }
 }
+
+// Both read only the text and ids of the stream so far: nothing to carry.
+crate::impl_snapshot!(ThinkParser {});
+crate::impl_snapshot!(DeepSeekV3Reasoning {});

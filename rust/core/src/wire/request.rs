@@ -86,7 +86,7 @@ pub struct OutputOptions {
 }
 
 /// `DerenderStreamState`, vLLM's client-carried state (fields in wire order).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct StreamState {
     pub prev_tokens: Vec<String>,
     pub prefix_offset: i64,
@@ -101,7 +101,7 @@ pub struct StreamState {
     /// derender extension: a stop token that arrived without a finish
     /// reason, held back until the next chunk says whether it ended the
     /// output (vLLM has no such field and ignores it).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
     pub held_token_ids: Vec<i64>,
 }
 
@@ -118,7 +118,7 @@ pub struct ChatBatchRequest {
 pub struct StreamRequest {
     pub model: Option<String>,
     pub generate_chunk: GenResponse,
-    pub stream_state: Option<StreamState>,
+    pub stream_state: Option<crate::stream::Incoming>,
     pub prompt_tokens: Option<i64>,
     pub prompt_token_ids: Option<Vec<i64>>,
     /// `chat_request` or `completion_request`.
@@ -570,7 +570,25 @@ fn candidate_fields(o: &Obj, whole: &Value, loc: &Loc, errs: &mut Errors) -> (Op
     (token_id, logprob)
 }
 
-fn stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<StreamState> {
+fn stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<crate::stream::Incoming> {
+    use crate::stream::{Envelope, Incoming};
+    // Our envelope is told apart by its `format` key (vLLM's state has none).
+    if let Some(obj) = v.as_object().filter(|o| o.contains_key("format")) {
+        let field = |key: &'static str, errs: &mut Errors| match obj.get(key) {
+            Some(x) => read::string(x, &loc.field(key), errs),
+            None => {
+                errs.missing(&loc.field(key), v);
+                None
+            }
+        };
+        let (format, data) = (field("format", errs), field("data", errs));
+        let mac = obj.get("mac").filter(|m| !m.is_null()).and_then(|m| read::string(m, &loc.field("mac"), errs));
+        return Some(Incoming::Sealed(Envelope { format: format?, data: data?, mac }));
+    }
+    vllm_stream_state(v, loc, errs).map(Incoming::Vllm)
+}
+
+fn vllm_stream_state(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<StreamState> {
     let obj = read::model(v, "DerenderStreamState", loc, errs)?;
     let before = errs.list.len();
     let mut s = StreamState::default();

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::logprobs::{ChatLogprobs, CompletionLogprobs};
-use crate::wire::request::{StopReason, StreamState};
+use crate::wire::request::StopReason;
 
 impl Serialize for StopReason {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -217,7 +217,7 @@ pub struct CompletionChunk {
 #[derive(Serialize)]
 pub struct StreamResponse<'a, C: Serialize> {
     pub chunk: &'a C,
-    pub stream_state: &'a StreamState,
+    pub stream_state: &'a crate::stream::Outgoing,
 }
 
 /// `PerRequestMetrics` re-serialised: declared fields first, extras kept.

@@ -77,6 +77,7 @@ pub fn derenderer(config_name: &str) -> Derenderer {
         chat_template: None,
         trust_request_chat_template: false,
         exclude_tools_when_tool_choice_none: false,
+        stream_state: Default::default(),
     };
     Derenderer::new(model, settings).expect("derenderer")
 }

@@ -248,3 +248,5 @@ mod tests {
         assert_eq!(t[0].value, "</");
     }
 }
+
+crate::impl_snapshot!(IncrementalLexer { buffer, counts });

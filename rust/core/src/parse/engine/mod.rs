@@ -13,7 +13,7 @@ pub use reasoning::EngineReasoning;
 pub use streaming::StreamingEngine;
 pub use tools::EngineTools;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum State {
     Content,
     Reasoning,

@@ -176,6 +176,10 @@ fn derive_end_ids(config: &EngineConfig, model: &Model) -> HashSet<i64> {
 }
 
 impl ReasoningParser for EngineReasoning {
+    fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
+        Some(self)
+    }
+
     fn extract_reasoning(&self, text: &str, _ctx: &ChatContext) -> (Option<String>, Option<String>) {
         if self.passthrough_without_thinking {
             return (None, Some(text.to_string()));
@@ -284,3 +288,12 @@ impl ReasoningParser for EngineReasoning {
         self.events_to_delta(events, true)
     }
 }
+
+crate::impl_snapshot!(EngineReasoning {
+    reasoning_ended,
+    prompt_closes_reasoning,
+    streaming_initialized,
+    deferred_content,
+    deferred_reasoning,
+    content_has_nonws,
+} nested { engine });

@@ -285,3 +285,5 @@ impl Scanner {
         out
     }
 }
+
+crate::impl_snapshot!(Scanner { deferred, deferred_prefix_counts, deferred_trailing, deferred_post_text });

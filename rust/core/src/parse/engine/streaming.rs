@@ -474,3 +474,21 @@ impl StreamingEngine {
         self.emit_for_state(&ch.to_string(), 0)
     }
 }
+
+crate::impl_snapshot!(StreamingEngine {
+    state,
+    tool_index,
+    skip_tool_parsing,
+    skip_reasoning_parsing,
+    ever_had_token_ids,
+    message_header_buffer,
+    message_header_tokens,
+    in_skipped_tool_span,
+    args_buffer,
+    args_safe_end,
+    args_depth,
+    args_in_string,
+    args_escape,
+    array_started,
+    array_in_element,
+} nested { scanner, lexer } check |e| crate::parse::snapshot::check_index(e.tool_index, "tool_index"));

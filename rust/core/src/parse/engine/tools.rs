@@ -16,7 +16,7 @@ use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Id
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
 /// Streams an open trailing string value, per argument format.
-#[derive(Clone)]
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 enum Extender {
     Qwen3(qwen3_args::ValueExtender),
     Glm47(glm47::ValueExtender),
@@ -53,7 +53,7 @@ fn convert(format: ArgFormat, raw: &str, partial: bool) -> String {
     }
 }
 
-#[derive(Default, Clone)]
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 struct Slot {
     id: String,
     name: String,
@@ -581,6 +581,10 @@ fn coalesce(deltas: Vec<DeltaToolCall>) -> Vec<DeltaToolCall> {
 }
 
 impl ToolParser for EngineTools {
+    fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
+        Some(self)
+    }
+
     fn extract_tool_calls(&self, text: &str, ctx: &ChatContext) -> Extracted {
         let mut fresh =
             EngineTools::new(self.config, self.model.clone(), self.tools.clone(), self.engine.skip_reasoning_parsing);
@@ -632,3 +636,6 @@ impl ToolParser for EngineTools {
         self.events_to_delta(events, true)
     }
 }
+
+crate::impl_snapshot!(EngineTools { initialized, deferred_content, content_has_nonws, suppress, slots } nested { engine }
+    check |t| crate::parse::snapshot::check_index(t.slots.len(), "slots"));

@@ -1,0 +1,178 @@
+//! `stream_state` formats. A client echoes the state of each answer back
+//! with the next chunk; what it carries decides the cost of a call:
+//!
+//! - vLLM's formats: the plain path's decode window (small), and the parser
+//!   path's history (every output id so far, replayed on every call).
+//! - Ours ("compact", the default on the parser path): the decode window,
+//!   the parser's snapshot and the role / tool-id bookkeeping, sealed in a
+//!   versioned envelope. A call costs what its chunk costs.
+//!
+//! With `--stream-state-secret` every state we issue is signed (HMAC-SHA256)
+//! and only signed states are accepted, so any replica sharing the secret can
+//! continue any stream and nobody else can feed one.
+
+mod envelope;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::detok::Window;
+use crate::wire::request::StreamState;
+
+pub use envelope::{Envelope, FORMAT};
+
+/// `--stream-state-mode`: what the parser path hands back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StateMode {
+    /// Our compact state: O(chunk) work per call.
+    #[default]
+    Compact,
+    /// vLLM's history format, for clients that need it.
+    Replay,
+}
+
+impl std::str::FromStr for StateMode {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "compact" => Ok(StateMode::Compact),
+            "replay" => Ok(StateMode::Replay),
+            _ => Err(format!("--stream-state-mode must be 'compact' or 'replay', not {s:?}")),
+        }
+    }
+}
+
+/// A state as it arrived, before it is checked.
+#[derive(Debug, Clone)]
+pub enum Incoming {
+    /// vLLM's `DerenderStreamState` (validated field by field).
+    Vllm(StreamState),
+    /// Our envelope, not yet verified.
+    Sealed(Envelope),
+}
+
+/// What a state says, once opened.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Payload {
+    /// The plain path's window (sealed only when signing).
+    Plain { state: StreamState },
+    /// A parser stream in compact form.
+    Parser(ParserState),
+    /// A parser stream whose parser cannot be serialized (a plugin), or a
+    /// signed state in replay mode: vLLM's history, plus the window the
+    /// prompt seeded so later calls need not resend the prompt.
+    History { state: StreamState, seed: Window, prompt_len: usize },
+}
+
+/// The compact state of one streamed choice on the parser path.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ParserState {
+    pub window: Window,
+    pub role_sent: bool,
+    pub logprob_context_token_ids: Vec<i64>,
+    /// A stop token held back until the next chunk says whether it ended the output.
+    pub held_token_ids: Vec<i64>,
+    /// Lengths that bound the stream by `max_model_len` without the ids.
+    pub prompt_len: usize,
+    pub output_len: usize,
+    pub last_tool_call_ids: Vec<String>,
+    /// `ChatStreamProcessor::save_state`.
+    pub processor: Value,
+}
+
+/// A checked state.
+#[derive(Debug, Clone)]
+pub enum Opened {
+    Vllm(StreamState),
+    Ours(Payload),
+}
+
+impl Opened {
+    /// Output ids the stream has produced so far (for `max_model_len`).
+    pub fn output_len(&self) -> usize {
+        match self {
+            Opened::Vllm(state) | Opened::Ours(Payload::Plain { state } | Payload::History { state, .. }) => {
+                state.output_token_ids.len()
+            }
+            Opened::Ours(Payload::Parser(p)) => p.output_len,
+        }
+    }
+
+    /// The prompt length a state remembers: streams started on our format
+    /// need the prompt only on their first call.
+    pub fn prompt_len(&self) -> Option<usize> {
+        match self {
+            Opened::Ours(Payload::Parser(p)) => Some(p.prompt_len),
+            Opened::Ours(Payload::History { prompt_len, .. }) => Some(*prompt_len),
+            _ => None,
+        }
+    }
+}
+
+/// The state an answer hands back: vLLM's shape, or our envelope.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum Outgoing {
+    Vllm(StreamState),
+    Sealed(Envelope),
+}
+
+/// `--stream-state-mode` and `--stream-state-secret`.
+#[derive(Clone, Default)]
+pub struct StateCodec {
+    pub mode: StateMode,
+    secret: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for StateCodec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the secret.
+        f.debug_struct("StateCodec").field("mode", &self.mode).field("signed", &self.secret.is_some()).finish()
+    }
+}
+
+/// Why a state was refused (always a 400 naming `stream_state`).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum StateError {
+    #[error("invalid stream_state: this server signs its stream states (--stream-state-secret) and this one carries no valid signature; continue streams only on servers that share the secret")]
+    Unsigned,
+    #[error(
+        "invalid stream_state: the signature does not match (the state was altered, or signed with another secret)"
+    )]
+    BadSignature,
+    #[error("invalid stream_state: it was issued in format {0:?} by another derender version; this server reads {FORMAT:?} (restart the stream)")]
+    Version(String),
+    #[error("invalid stream_state: {0}")]
+    Malformed(String),
+}
+
+impl StateCodec {
+    pub fn new(mode: StateMode, secret: Option<&[u8]>) -> StateCodec {
+        StateCodec { mode, secret: secret.filter(|s| !s.is_empty()).map(<[u8]>::to_vec) }
+    }
+
+    pub fn signs(&self) -> bool {
+        self.secret.is_some()
+    }
+
+    /// Check a client's state. vLLM's format is accepted only without a secret.
+    pub fn open(&self, incoming: &Incoming) -> Result<Opened, StateError> {
+        match incoming {
+            Incoming::Vllm(_) if self.signs() => Err(StateError::Unsigned),
+            Incoming::Vllm(state) => Ok(Opened::Vllm(state.clone())),
+            Incoming::Sealed(envelope) => envelope.open(self.secret.as_deref()).map(Opened::Ours),
+        }
+    }
+
+    /// The state to hand back for `payload`; vLLM's own shape where it is
+    /// already what vLLM would answer and nothing has to be signed.
+    pub fn seal(&self, payload: Payload) -> Outgoing {
+        match payload {
+            Payload::Plain { state } if !self.signs() => Outgoing::Vllm(state),
+            Payload::History { state, .. } if !self.signs() && self.mode == StateMode::Replay => Outgoing::Vllm(state),
+            payload => Outgoing::Sealed(Envelope::seal(&payload, self.secret.as_deref())),
+        }
+    }
+}
