@@ -181,7 +181,7 @@ def test_compact_states_give_replays_chunks(config_server, compact_server):
         got = without_states(replay.execute_case(compact, case))
         want = without_states(replay.execute_case(history, case))
         if got != want:
-            first = next(i for i, (a, b) in enumerate(zip(got, want)) if a != b)
+            first = next(i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b)
             different.append(f"{case['id']}: call {first}: {got[first]} != {want[first]}")
     assert ran > 50
     assert different == []
