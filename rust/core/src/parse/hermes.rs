@@ -8,13 +8,25 @@ use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 const START: &str = "<tool_call>";
 const END: &str = "</tool_call>";
 
+/// Streams from deltas alone: everything it keeps is relative to the end of
+/// the last settled call (closed, its name sent: nothing about it can change
+/// any more), so a chunk costs what the chunk and the open call cost, and
+/// the state is that open call, not the output so far.
 #[derive(Default)]
 pub struct HermesParser {
-    /// Chars of content already sent (stream).
-    sent_content: usize,
-    /// Per call: the name once sent, and the argument text sent so far.
-    names: Vec<Option<String>>,
-    streamed_args: Vec<String>,
+    /// A `<tool_call>` was seen: content is over.
+    in_calls: bool,
+    /// Before it: the content not sent yet (a suffix that may still become
+    /// the tag). After it: the text from the open call's `<tool_call>` on,
+    /// or what follows the last settled call.
+    tail: String,
+    /// Calls settled so far (the open call's index).
+    settled: usize,
+    /// The open call's name went out, and how many chars of its arguments.
+    name_sent: bool,
+    args_sent: usize,
+    /// A closed call without a name: vLLM's parser stops at it for good.
+    blocked: bool,
 }
 
 /// The bodies of `<tool_call>` blocks, as `tool_call_regex.findall` sees
@@ -87,48 +99,79 @@ fn tool_args(json: &str, complete: bool) -> Option<String> {
     Some(raw.to_string())
 }
 
-/// `_extract_tool_call_jsons`: each region's JSON text and whether it is complete.
-fn call_jsons(text: &str) -> Vec<(String, bool)> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while let Some(s) = text[pos..].find(START) {
-        let json_start = pos + s + START.len();
-        match text[json_start..].find(END) {
-            Some(e) => {
-                out.push((text[json_start..json_start + e].trim().to_string(), true));
-                pos = json_start + e + END.len();
-            }
-            None => {
-                let mut raw = &text[json_start..];
-                let overlap = partial_tag_overlap(raw, END);
-                if overlap > 0 {
-                    let cut = raw.char_indices().rev().nth(overlap - 1).map_or(0, |(i, _)| i);
-                    raw = &raw[..cut];
-                }
-                let json = raw.trim();
-                let complete = !json.is_empty() && loads(json).is_some();
-                out.push((json.to_string(), complete));
-                break;
-            }
-        }
+/// The byte index where the last `n` chars of `text` begin.
+fn before_last_chars(text: &str, n: usize) -> usize {
+    match n {
+        0 => text.len(),
+        _ => text.char_indices().rev().nth(n - 1).map_or(0, |(i, _)| i),
     }
-    out
 }
 
 impl HermesParser {
-    /// `_extract_content`: unsent text before the first `<tool_call>`,
-    /// holding back a suffix that may still become the tag.
-    fn content(&mut self, current: &str) -> Option<String> {
-        let sendable = match current.find(START) {
-            Some(i) => current[..i].chars().count(),
-            None => current.chars().count() - partial_tag_overlap(current, START),
+    /// `_extract_content`: text before the first `<tool_call>`, holding back
+    /// a suffix that may still become the tag.
+    fn content(&mut self) -> Option<String> {
+        let sendable = match self.tail.find(START) {
+            Some(i) => {
+                self.in_calls = true;
+                i
+            }
+            None => before_last_chars(&self.tail, partial_tag_overlap(&self.tail, START)),
         };
-        if sendable > self.sent_content {
-            let text: String = current.chars().skip(self.sent_content).take(sendable - self.sent_content).collect();
-            self.sent_content = sendable;
-            return Some(text);
+        let text: String = self.tail.drain(..sendable).collect();
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// `_extract_tool_call_jsons` on the unsettled text: stream the open
+    /// calls' names and arguments, settling each call that closed.
+    fn calls(&mut self, deltas: &mut Vec<DeltaToolCall>) {
+        while !self.blocked {
+            let Some(start) = self.tail.find(START) else {
+                // Text between calls is dropped; keep what may begin a tag.
+                let cut = before_last_chars(&self.tail, partial_tag_overlap(&self.tail, START));
+                self.tail.drain(..cut);
+                return;
+            };
+            self.tail.drain(..start);
+            let body = &self.tail[START.len()..];
+            let (json, complete, closed_at) = match body.find(END) {
+                Some(e) => (body[..e].trim().to_string(), true, Some(START.len() + e + END.len())),
+                None => {
+                    let json = body[..before_last_chars(body, partial_tag_overlap(body, END))].trim();
+                    (json.to_string(), !json.is_empty() && loads(json).is_some(), None)
+                }
+            };
+            let index = self.settled as i64;
+            if !self.name_sent {
+                let Some(name) = tool_name(&json) else {
+                    self.blocked = closed_at.is_some();
+                    return;
+                };
+                self.name_sent = true;
+                deltas.push(DeltaToolCall {
+                    id: Some(random_tool_call_id()),
+                    kind: Some("function"),
+                    index,
+                    function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
+                });
+            }
+            if let Some(args) = tool_args(&json, complete) {
+                let count = args.chars().count();
+                if count > self.args_sent {
+                    let diff: String = args.chars().skip(self.args_sent).collect();
+                    self.args_sent = count;
+                    deltas.push(DeltaToolCall {
+                        id: None,
+                        kind: None,
+                        index,
+                        function: Some(DeltaFunctionCall { name: None, arguments: Some(diff) }),
+                    });
+                }
+            }
+            let Some(end) = closed_at else { return };
+            self.tail.drain(..end);
+            (self.settled, self.name_sent, self.args_sent) = (self.settled + 1, false, 0);
         }
-        None
     }
 }
 
@@ -158,48 +201,29 @@ impl ToolParser for HermesParser {
     }
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, _ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
-        let content = self.content(t.current);
-        let mut deltas = Vec::new();
-        for (i, (json, complete)) in call_jsons(t.current).into_iter().enumerate() {
-            if i >= self.names.len() {
-                self.names.push(None);
-                self.streamed_args.push(String::new());
-            }
-            if self.names[i].is_none() {
-                let Some(name) = tool_name(&json) else { break };
-                self.names[i] = Some(name.clone());
-                deltas.push(DeltaToolCall {
-                    id: Some(random_tool_call_id()),
-                    kind: Some("function"),
-                    index: i as i64,
-                    function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
-                });
-            }
-            if let Some(args) = tool_args(&json, complete) {
-                let sent = self.streamed_args[i].chars().count();
-                if args.chars().count() > sent {
-                    let diff: String = args.chars().skip(sent).collect();
-                    self.streamed_args[i] = args;
-                    if !diff.is_empty() {
-                        deltas.push(DeltaToolCall {
-                            id: None,
-                            kind: None,
-                            index: i as i64,
-                            function: Some(DeltaFunctionCall { name: None, arguments: Some(diff) }),
-                        });
-                    }
-                }
-            }
+        if self.blocked {
+            return None;
         }
-        if content.as_deref().is_some_and(|c| !c.is_empty()) || !deltas.is_empty() {
+        self.tail.push_str(t.delta);
+        let content = if self.in_calls { None } else { self.content() };
+        let mut deltas = Vec::new();
+        if self.in_calls {
+            self.calls(&mut deltas);
+        }
+        if content.is_some() || !deltas.is_empty() {
             return Some(Delta { content, tool_calls: deltas, ..Default::default() });
         }
         None
     }
+
+    fn reads_history(&self) -> bool {
+        false
+    }
 }
 
-crate::impl_snapshot!(HermesParser { sent_content, names, streamed_args }
-check |p| match p.names.len() == p.streamed_args.len() {
-    true => super::snapshot::check_index(p.names.len(), "calls"),
-    false => Err(super::SnapshotError::Range("calls")),
-});
+crate::impl_snapshot!(HermesParser { in_calls, tail, settled, name_sent, args_sent, blocked }
+    check |p| super::snapshot::check_index(p.settled, "settled"));
+
+#[cfg(test)]
+#[path = "hermes_tests.rs"]
+mod tests;
