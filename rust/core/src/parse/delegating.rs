@@ -362,11 +362,14 @@ impl DelegatingParser {
 
 /// The streaming state of a `DelegatingParser` and its parsers, as a value.
 impl DelegatingParser {
-    /// Is the text before each delta read (by a legacy parser, or by the
-    /// `"required"` path that rescans it)? A compact stream then carries it.
+    /// Will the text before each delta be read (by a legacy parser of the
+    /// current phase, or by the `"required"` path that rescans it)? A
+    /// compact stream then carries it. The tool phase starts afresh.
     fn keeps_history(&self) -> bool {
-        let reads = self.reasoning.as_ref().is_some_and(|r| r.reads_history())
-            || self.tool.as_ref().is_some_and(|t| t.reads_history() || t.supports_required_and_named());
+        let reads = match self.in_reasoning_phase() {
+            true => self.reasoning.as_ref().is_some_and(|r| r.reads_history()),
+            false => self.tool.as_ref().is_some_and(|t| t.reads_history() || t.supports_required_and_named()),
+        };
         !self.engine_based && reads
     }
 

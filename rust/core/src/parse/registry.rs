@@ -294,14 +294,7 @@ impl ParserSpec {
 
     /// A fresh parser for one request (batch) or one streamed choice.
     pub fn build(&self, ctx: &ChatContext, model: &std::sync::Arc<Model>) -> DelegatingParser {
-        let think = || {
-            self.think_ids.map(|(s, e)| ThinkParser {
-                start: "<think>".into(),
-                end: "</think>".into(),
-                start_id: s,
-                end_id: e,
-            })
-        };
+        let think = || self.think_ids.map(|(s, e)| ThinkParser::new("<think>", "</think>", s, e));
         let reasoning: Option<Box<dyn ReasoningParser>> = match self.reasoning {
             None => None,
             Some(ReasoningFamily::DeepSeekR1) => think().map(|t| Box::new(t) as Box<dyn ReasoningParser>),

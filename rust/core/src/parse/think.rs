@@ -15,9 +15,17 @@ pub struct ThinkParser {
     pub end: String,
     pub start_id: i64,
     pub end_id: i64,
+    /// Markers in earlier chunks (vLLM looks for them in all ids so far).
+    seen_start: bool,
+    seen_end: bool,
 }
 
 impl ThinkParser {
+    pub fn new(start: &str, end: &str, start_id: i64, end_id: i64) -> ThinkParser {
+        let (start, end) = (start.to_string(), end.to_string());
+        ThinkParser { start, end, start_id, end_id, seen_start: false, seen_end: false }
+    }
+
     /// `BaseThinkingReasoningParser.extract_reasoning_streaming`.
     fn base_streaming(&self, t: &Texts, ids: &Ids) -> Option<Delta> {
         let d = t.delta;
@@ -30,11 +38,11 @@ impl ThinkParser {
             let content = text.get(end + self.end.len()..).unwrap_or("").to_string();
             delta(Some(reasoning), (!content.is_empty()).then_some(content))
         };
-        if ids.previous.contains(&self.start_id) {
+        if self.seen_start {
             if ids.delta.contains(&self.end_id) {
                 return split_at_end(d, 0);
             }
-            if ids.previous.contains(&self.end_id) {
+            if self.seen_end {
                 return delta(None, Some(d.to_string()));
             }
             return delta(Some(d.to_string()), None);
@@ -99,8 +107,21 @@ impl ReasoningParser for ThinkParser {
     /// `DeepSeekR1ReasoningParser.extract_reasoning_streaming`: without a
     /// start marker anywhere, text is reasoning until the end marker.
     fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        let out = self.r1_streaming(t, ids);
+        self.seen_start |= ids.delta.contains(&self.start_id);
+        self.seen_end |= ids.delta.contains(&self.end_id);
+        out
+    }
+
+    fn reads_history(&self) -> bool {
+        false
+    }
+}
+
+impl ThinkParser {
+    fn r1_streaming(&self, t: &Texts, ids: &Ids) -> Option<Delta> {
         let ret = self.base_streaming(t, ids)?;
-        if ids.previous.contains(&self.start_id) || ids.delta.contains(&self.start_id) {
+        if self.seen_start || ids.delta.contains(&self.start_id) {
             return Some(ret);
         }
         let d = t.delta;
@@ -109,7 +130,7 @@ impl ReasoningParser for ThinkParser {
             let content = d.get(end + self.end.len()..).unwrap_or("").to_string();
             return delta(Some(d[..end].to_string()), (!content.is_empty()).then_some(content));
         }
-        if ids.previous.contains(&self.end_id) {
+        if self.seen_end {
             return delta(None, Some(d.to_string()));
         }
         delta(Some(d.to_string()), None)
@@ -145,6 +166,10 @@ impl ReasoningParser for DeepSeekV3Reasoning {
             None => ids.to_vec(),
         }
     }
+    fn reads_history(&self) -> bool {
+        false
+    }
+
     fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
         match &mut self.inner {
             Some(p) => p.extract_reasoning_streaming(t, ids),
@@ -153,6 +178,18 @@ impl ReasoningParser for DeepSeekV3Reasoning {
     }
 }
 
-// Both read only the text and ids of the stream so far: nothing to carry.
-crate::impl_snapshot!(ThinkParser {});
-crate::impl_snapshot!(DeepSeekV3Reasoning {});
+crate::impl_snapshot!(ThinkParser { seen_start, seen_end });
+
+impl super::Snapshot for DeepSeekV3Reasoning {
+    fn save_state(&self) -> Result<serde_json::Value, super::SnapshotError> {
+        self.inner.as_ref().map_or(Ok(serde_json::Value::Null), super::Snapshot::save_state)
+    }
+
+    fn load_state(&mut self, state: serde_json::Value) -> Result<(), super::SnapshotError> {
+        match &mut self.inner {
+            Some(p) => p.load_state(state),
+            None if state.is_null() => Ok(()),
+            None => Err(super::SnapshotError::Shape("thinking is off: no reasoning state".into())),
+        }
+    }
+}
