@@ -7,7 +7,9 @@
 //! ([`Derenderer::handle`], as `rust/python` calls it), echoing
 //! `stream_state` between calls as a client does, under many chunkings. Each
 //! stream, once assembled (content, reasoning, tool calls by index: name +
-//! arguments, finish_reason), must equal the recorded batch answer.
+//! arguments, finish_reason), must equal the recorded batch answer. The
+//! default (compact) stream states and vLLM's history format
+//! (`--stream-state-mode replay`) must give the same chunks, call by call.
 //!
 //! Chunkings per choice: all tokens at once; one token per chunk; all at
 //! once then a token-less finishing chunk (only where the stop is visible
@@ -21,8 +23,8 @@
 //! chunk; every fifth, for outputs up to 64 tokens, cuts each boundary with
 //! probability 1/2.
 //!
-//! Runtime sampling (every call replays the output so far, and a parser
-//! stream rebuilds its parsers per call): random partitions otherwise have
+//! Runtime sampling (in replay mode every call replays the output so far):
+//! random partitions otherwise have
 //! 1 to 8 cuts at random positions over the whole output, and a choice whose
 //! ids, finish and parse-relevant request options repeat an earlier one
 //! (golden variants that differ in logprobs, `n`, ...) is streamed once.
@@ -32,6 +34,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use derender_core::stream::{StateCodec, StateMode};
 use derender_core::{Derenderer, Route};
 use serde_json::{json, Value};
 
@@ -181,10 +184,12 @@ struct Case {
 
 impl Case {
     /// Stream `lane` cut into `parts`; an empty last part is a token-less
-    /// finishing chunk. Returns the assembled answer or the failing call.
-    fn stream(&self, d: &Derenderer, lane: &Lane, parts: &[Range<usize>]) -> Result<Assembled, String> {
+    /// finishing chunk. Returns the assembled answer and the chunks (tool
+    /// ids and `created` blanked), or the failing call.
+    fn stream(&self, d: &Derenderer, lane: &Lane, parts: &[Range<usize>]) -> Result<(Assembled, Vec<Value>), String> {
         let mut state = Value::Null;
         let mut acc = StreamAcc::default();
+        let mut chunks = Vec::with_capacity(parts.len());
         for (k, part) in parts.iter().enumerate() {
             let last = k + 1 == parts.len();
             let body = json!({
@@ -213,9 +218,23 @@ impl Case {
                 acc.add(choice);
             }
             state = answer["stream_state"].clone();
+            chunks.push(blank_volatile(answer["chunk"].clone()));
         }
-        Ok(acc.finish())
+        Ok((acc.finish(), chunks))
     }
+}
+
+/// A chunk with its volatile fields (random tool-call ids, `created`) blanked.
+fn blank_volatile(mut chunk: Value) -> Value {
+    chunk["created"] = Value::Null;
+    for choice in chunk["choices"].as_array_mut().into_iter().flatten() {
+        for tc in choice["delta"]["tool_calls"].as_array_mut().into_iter().flatten() {
+            if tc["id"].is_string() {
+                tc["id"] = json!("<id>");
+            }
+        }
+    }
+    chunk
 }
 
 /// Where the recorded request lacks `prompt_token_ids` (batch needs none),
@@ -469,6 +488,8 @@ fn describe(parts: &[Range<usize>]) -> String {
 fn check_family(config: &str) {
     let started = std::time::Instant::now();
     let d = support::derenderer(config);
+    // vLLM's history format, replayed on every call: the same chunks.
+    let replay = support::derenderer_with_states(config, StateCodec::new(StateMode::Replay, None));
     let mut skipped = Vec::new();
     let cases = load_cases(config, &d, &mut skipped);
     let mut failures: Vec<String> = Vec::new();
@@ -485,7 +506,20 @@ fn check_family(config: &str) {
             interesting += lane.interesting.len();
             for (label, parts) in chunkings(lane, 0x5EED ^ ((ci as u64) << 8) ^ lane.index as u64) {
                 streams += 1;
-                match case.stream(&d, lane, &parts) {
+                let compact = case.stream(&d, lane, &parts);
+                let replayed = case.stream(&replay, lane, &parts);
+                if let (Ok((_, a)), Ok((_, b))) = (&compact, &replayed) {
+                    if let Some(k) = (0..a.len().max(b.len())).find(|&k| a.get(k) != b.get(k)) {
+                        failures.push(format!(
+                            "{} [choice {}] {label}: compact and replay states differ at call {k}:\n  {:?}\n  {:?}",
+                            case.id,
+                            lane.index,
+                            a.get(k),
+                            b.get(k)
+                        ));
+                    }
+                }
+                match compact.map(|(assembled, _)| assembled) {
                     Ok(got) if got.same_answer(&lane.expected) => {}
                     Ok(got) => failures.push(format!(
                         "{} [choice {}] {label} ({}):\n  expected {:?}\n  got      {:?}",

@@ -50,6 +50,11 @@ fn flag<'a>(flags: &'a [String], name: &str) -> Option<&'a str> {
 
 /// A core configured like `derender serve <model> <config flags>`.
 pub fn derenderer(config_name: &str) -> Derenderer {
+    derenderer_with_states(config_name, Default::default())
+}
+
+/// The same, with the given `--stream-state-mode` / secret.
+pub fn derenderer_with_states(config_name: &str, stream_state: derender_core::stream::StateCodec) -> Derenderer {
     let c = config(config_name);
     let flags: Vec<String> =
         c["flags"].as_array().expect("flags").iter().map(|f| f.as_str().expect("flag").to_string()).collect();
@@ -77,7 +82,7 @@ pub fn derenderer(config_name: &str) -> Derenderer {
         chat_template: None,
         trust_request_chat_template: false,
         exclude_tools_when_tool_choice_none: false,
-        stream_state: Default::default(),
+        stream_state,
     };
     Derenderer::new(model, settings).expect("derenderer")
 }
