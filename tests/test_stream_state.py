@@ -215,11 +215,23 @@ def mutations(value, rng: random.Random):
     return rng.choice(leaves)
 
 
-def test_hand_crafted_states_get_a_400_or_text_never_a_5xx(compact):
+def history_payload(core: Derenderer, n: int) -> dict:
+    """Our envelope's history form (what plugin streams carry)."""
+    ids = output_ids(core)[:n]
+    state = {"output_token_ids": ids, "output_chunk_lens": [1] * n, "role_sent": True}
+    seed = {"prev_tokens": ["Ċ"], "prefix_offset": 0, "read_offset": 1}
+    return {"kind": "history", "state": state, "seed": seed, "prompt_len": 9}
+
+
+@pytest.mark.parametrize("kind", ["parser", "history"])
+def test_hand_crafted_states_get_a_400_or_text_never_a_5xx(compact, kind):
     """Without a secret a client may send anything: a 400 or its own odd
     text, never a crash."""
     rng = random.Random(7)
-    base = payload(signed_state(compact, n=40))
+    if kind == "parser":
+        base = payload(signed_state(compact, n=40))
+    else:
+        base = history_payload(compact, 40)
     statuses = set()
     for _ in range(400):
         data = json.dumps(mutations(base, rng)).encode()

@@ -8,7 +8,8 @@ use serde_json::Value;
 use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::pydantic::{Errors, Loc};
-use crate::wire::request::{parse_chat, parse_completion, ChatBody, CompletionBody};
+use crate::wire::lazy_body::split_prompt_ids;
+use crate::wire::request::{parse_chat, parse_completion, ChatBody, CompletionBody, StreamRequest};
 use crate::wire::response::StreamResponse;
 
 /// Routes the native core answers.
@@ -71,27 +72,54 @@ impl Derenderer {
         body: &[u8],
     ) -> Result<Reply, ApiError> {
         check_media_type(content_type)?;
+        if let Some(reply) = self.stream_with_plain_prompt(route, body) {
+            return reply;
+        }
         let value = parse_json(body)?;
         match route {
             Route::ChatDerender => match parse_chat(value.as_ref())? {
                 ChatBody::Batch(req) => ok_json(&self.chat_batch(&req)?),
-                ChatBody::Stream(req) => {
-                    let (chunk, state) = self.chat_stream(&req)?;
-                    ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
-                }
+                ChatBody::Stream(req) => self.chat_stream_reply(&req),
             },
             Route::CompletionDerender => match parse_completion(value.as_ref())? {
                 CompletionBody::Batch(req) => ok_json(&self.completion_batch(&req)?),
-                CompletionBody::Stream(req) => {
-                    let (chunk, state) = self.completion_stream(&req)?;
-                    ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
-                }
+                CompletionBody::Stream(req) => self.completion_stream_reply(&req),
             },
             Route::ChatRender => ok_json(&self.chat_render(value.as_ref(), request_id)?),
             Route::CompletionRender => ok_json(&self.completion_render(value.as_ref(), request_id)?),
             Route::Tokenize => ok_json(&self.tokenize(value.as_ref())?),
             Route::Detokenize => ok_json(&self.detokenize(value.as_ref())?),
         }
+    }
+}
+
+impl Derenderer {
+    /// The fast lane of a stream chunk whose `prompt_token_ids` is a plain
+    /// id list (`wire::lazy_body`); `None` sends it down the ordinary path
+    /// (which also gives a refused body its exact error).
+    fn stream_with_plain_prompt(&self, route: Route, body: &[u8]) -> Option<Result<Reply, ApiError>> {
+        if !matches!(route, Route::ChatDerender | Route::CompletionDerender) {
+            return None;
+        }
+        let (value, ids) = split_prompt_ids(body)?;
+        if route == Route::ChatDerender {
+            let Ok(ChatBody::Stream(mut req)) = parse_chat(Some(&value)) else { return None };
+            req.prompt_token_ids = Some(ids);
+            return Some(self.chat_stream_reply(&req));
+        }
+        let Ok(CompletionBody::Stream(mut req)) = parse_completion(Some(&value)) else { return None };
+        req.prompt_token_ids = Some(ids);
+        Some(self.completion_stream_reply(&req))
+    }
+
+    fn chat_stream_reply(&self, req: &StreamRequest) -> Result<Reply, ApiError> {
+        let (chunk, state) = self.chat_stream(req)?;
+        ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
+    }
+
+    fn completion_stream_reply(&self, req: &StreamRequest) -> Result<Reply, ApiError> {
+        let (chunk, state) = self.completion_stream(req)?;
+        ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
     }
 }
 

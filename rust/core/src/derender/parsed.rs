@@ -50,8 +50,7 @@ impl Derenderer {
         let mut processor = ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx);
         // Without a secret a compact state is the client's word: whatever
         // it makes a parser do is that client's problem, never a 5xx.
-        let unverified =
-            matches!(opened, Some(Opened::Ours(Payload::Parser(_)))) && !self.settings.stream_state.signs();
+        let unverified = matches!(opened, Some(Opened::Ours(_))) && !self.settings.stream_state.signs();
         let run = std::panic::AssertUnwindSafe(|| {
             let progress = self.resume(spec, req, opened, ctx, request, &mut processor)?;
             self.parse_chunk(spec, req, ctx, request, &mut processor, progress)
@@ -78,7 +77,16 @@ impl Derenderer {
             Some(Opened::Ours(Payload::Plain { .. })) => {
                 return Err(ApiError::bad_request("invalid stream_state: it belongs to a stream without parsers"))
             }
-            Some(Opened::Ours(Payload::History { state, seed, prompt_len })) => (state, seed, prompt_len),
+            Some(Opened::Ours(Payload::History { state, seed, prompt_len })) => {
+                // vLLM's validator checks this for its own format at parse time.
+                let lens_fit = state.output_chunk_lens.iter().all(|&n| n > 0)
+                    && state.output_chunk_lens.iter().try_fold(0i64, |a, &n| a.checked_add(n))
+                        == Some(state.output_token_ids.len() as i64);
+                if !lens_fit || !seed.is_consistent() {
+                    return Err(ApiError::bad_request("invalid stream_state: its history does not add up"));
+                }
+                (state, seed, prompt_len)
+            }
             Some(Opened::Vllm(state)) => (state, Window::seed(&self.model, prompt, false), 0),
             None => (StreamState::default(), Window::seed(&self.model, prompt, false), 0),
         };

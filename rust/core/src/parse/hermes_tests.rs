@@ -36,7 +36,7 @@ fn call_jsons(text: &str) -> Vec<(String, bool)> {
 }
 
 impl WholeText {
-    fn step(&mut self, current: &str) -> Option<(Option<String>, Vec<(i64, Option<String>, Option<String>)>)> {
+    fn step(&mut self, current: &str) -> Step {
         let sendable = match current.find(START) {
             Some(i) => current[..i].chars().count(),
             None => current.chars().count() - partial_tag_overlap(current, START),

@@ -1,3 +1,4 @@
 //! Wire formats: request parsing/validation and response shapes.
+pub mod lazy_body;
 pub mod request;
 pub mod response;

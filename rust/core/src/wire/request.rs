@@ -87,6 +87,7 @@ pub struct OutputOptions {
 
 /// `DerenderStreamState`, vLLM's client-carried state (fields in wire order).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct StreamState {
     pub prev_tokens: Vec<String>,
     pub prefix_offset: i64,
