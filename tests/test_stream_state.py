@@ -267,3 +267,15 @@ def test_two_server_processes_continue_each_others_streams(server_factory, alter
             got.append(normalized(answer.json()["chunk"]))
     assert [c["choices"] for c in got] == [c["choices"] for c in want]
     assert state["mac"]
+
+
+def test_replay_mode_with_a_secret_signs_vllms_history(compact):
+    """A signed server cannot hand out vLLM's bare format: its history goes
+    in our signed envelope, and continues with the same chunks."""
+    signed_replay = make_core(stream_state_mode="replay", stream_state_secret=SECRET)
+    ids = output_ids(compact)
+    want, _ = run([compact], ids)
+    got, state = run([signed_replay], ids)
+    assert got == want
+    assert state["mac"] and payload(state)["kind"] == "history"
+    assert payload(state)["state"]["output_token_ids"] == ids
