@@ -326,14 +326,24 @@ fn without_a_reasoning_parser_think_markers_are_content() {
 
 #[test]
 fn forced_choices_get_the_kimi_structural_tag() {
+    use super::super::strict::{structural_tag, RequestFormat, TagRequest};
+    use super::super::structural::TagModel;
+    use crate::parse::ToolChoice;
     let tools = [tool("get_weather", json!({"city": {"type": "string"}}))];
-    let named = super::super::structural::kimi(&tools, Some("get_weather"), true).expect("a tag");
+    let tag = |choice: &ToolChoice| {
+        let req =
+            TagRequest { tools: &tools, tool_choice: choice, parallel_tool_calls: true, format: &RequestFormat::Absent };
+        structural_tag(Some(TagModel::Kimi), None, req)
+    };
+    let named = tag(&ToolChoice::Named("get_weather".into())).expect("a tag");
     let v: Value = serde_json::from_str(&named).expect("json");
     assert_eq!(v["format"]["elements"][0]["value"], SECTION_BEGIN);
     assert_eq!(v["format"]["elements"][1]["begin"], "<|tool_call_begin|>functions.get_weather:");
     assert_eq!(v["format"]["elements"][1]["content"]["elements"][0], json!({"type": "regex", "pattern": "\\d+"}));
     assert_eq!(v["format"]["elements"][1]["content"]["elements"][2]["json_schema"], json!(true));
-    let required = super::super::structural::kimi(&tools, None, false).expect("a tag");
+    let required = tag(&ToolChoice::Required).expect("a tag");
     assert!(required.contains(r#""type": "tags_with_separator""#) && required.contains(r#""stop_after_first": false"#));
-    assert!(super::super::structural::kimi(&tools, Some("other"), true).is_none());
+    assert!(tag(&ToolChoice::Named("other".into())).is_none());
+    // `auto` with no strict tool is left alone.
+    assert!(tag(&ToolChoice::Auto).is_none());
 }

@@ -26,7 +26,8 @@ mod registry;
 mod required;
 pub mod snapshot;
 mod step3p5;
-mod structural;
+pub mod strict;
+pub mod structural;
 mod think;
 
 pub use context::{ChatContext, ToolChoice};

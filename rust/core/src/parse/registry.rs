@@ -6,6 +6,8 @@ use super::hermes::HermesParser;
 use super::llama3_json::Llama3JsonParser;
 use super::plugin::{PluginRegistry, ReasoningParserFactory, Registered, ToolParserFactory};
 use super::pythonic::PythonicParser;
+use super::strict::{RequestFormat, StrictLevel, TagRequest};
+use super::structural::TagModel;
 use super::think::{DeepSeekV3Reasoning, ThinkParser};
 use super::{ChatContext, DelegatingParser, ReasoningParser, ToolParser};
 use crate::model::Model;
@@ -69,6 +71,8 @@ pub struct ParserSpec {
     tool_calls_id: Option<i64>,
     reasoning_plugin: Option<Registered<dyn ReasoningParserFactory>>,
     tool_plugin: Option<Registered<dyn ToolParserFactory>>,
+    /// `--tool-strict-level`.
+    tool_strict_level: Option<StrictLevel>,
 }
 
 impl ParserSpec {
@@ -179,6 +183,7 @@ impl ParserSpec {
             tool_calls_id,
             reasoning_plugin,
             tool_plugin,
+            tool_strict_level: None,
         }))
     }
 
@@ -190,10 +195,39 @@ impl ParserSpec {
         self.tool.is_some()
     }
 
+    /// `--tool-strict-level` (`None`: each tool parser's default).
+    pub fn with_tool_strict_level(mut self, level: Option<StrictLevel>) -> ParserSpec {
+        self.tool_strict_level = level;
+        self
+    }
+
+    /// The tool parser's `structural_tag_model` (the Step parsers name
+    /// Qwen3-Coder's).
+    fn tag_model(&self) -> Option<TagModel> {
+        Some(match self.tool? {
+            ToolFamily::Hermes => TagModel::Hermes,
+            ToolFamily::Qwen3Coder | ToolFamily::Step3p5 | ToolFamily::Step5 => TagModel::QwenCoder,
+            ToolFamily::Glm47 => TagModel::Glm47,
+            ToolFamily::MinimaxM2 => TagModel::Minimax,
+            ToolFamily::Llama3Json => TagModel::Llama,
+            ToolFamily::DeepSeekV3 => TagModel::DeepSeekR1,
+            ToolFamily::DeepSeekV31 => TagModel::DeepSeekV31,
+            ToolFamily::KimiK2 => TagModel::Kimi,
+            ToolFamily::SeedOss
+            | ToolFamily::Pythonic
+            | ToolFamily::Llama4Pythonic
+            | ToolFamily::Mistral
+            | ToolFamily::Plugin => return None,
+        })
+    }
+
     /// What the parser's `adjust_request` changes in a rendered request:
     /// whether special tokens must be kept, and the `structured_outputs`
-    /// a forced tool choice gets.
-    pub fn render_adjustments(&self, ctx: &ChatContext) -> (bool, Option<serde_json::Value>) {
+    /// that replace the request's own (`format`): the tool-call structural
+    /// tag (`_apply_structural_tag`), or the JSON schema a forced choice
+    /// gets from parsers without one.
+    pub fn render_adjustments(&self, ctx: &ChatContext, format: &RequestFormat) -> (bool, Option<serde_json::Value>) {
+        use super::structural::{json_schema, mistral_json_schema, params};
         use super::ToolChoice;
         // Requests are adjusted when a reasoning parser is configured or a
         // tool may be called; engine reasoning parsers keep special tokens.
@@ -208,7 +242,6 @@ impl ParserSpec {
                     | ReasoningFamily::Step3p5
             )
         ) || self.reasoning_plugin.as_ref().is_some_and(|p| p.factory.keep_special_tokens());
-        let mut structured = None;
         if let Some(plugin) = &self.tool_plugin {
             // vLLM's base `adjust_request` (plus the plugin's special-token wish).
             if ctx.tools.is_empty() || ctx.tool_choice == ToolChoice::None {
@@ -223,72 +256,50 @@ impl ParserSpec {
             if !plugin.factory.supports_required_and_named() {
                 return (keep_special, None);
             }
-            let schema = super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls);
-            return (keep_special, Some(super::structural::params(Some(schema), None)));
+            let schema = json_schema(&ctx.tools, only, ctx.parallel_tool_calls);
+            return (keep_special, Some(params(Some(schema), None)));
         }
-        if let Some(family @ (ToolFamily::DeepSeekV3 | ToolFamily::DeepSeekV31)) = self.tool {
-            // No `adjust_request` of their own: only the structural tag
-            // (special tokens are skipped; the markers are not special).
-            let v3 = family == ToolFamily::DeepSeekV3;
-            let tag = super::structural::deepseek(v3, &ctx.tools, &ctx.tool_choice, ctx.parallel_tool_calls);
-            let structured = tag.filter(|_| !ctx.tools.is_empty()).map(|t| super::structural::params(None, Some(t)));
-            return (keep_special, structured);
+        if self.tool.is_none() || ctx.tools.is_empty() {
+            return (keep_special, None);
         }
-        if self.tool.is_some() && !ctx.tools.is_empty() && ctx.tool_choice != ToolChoice::None {
-            // Llama's and the pythonic parsers keep the base `adjust_request`,
-            // which leaves special tokens alone (and, for pythonic, gives
-            // forced choices a JSON schema).
-            let base_adjust =
-                matches!(self.tool, Some(ToolFamily::Llama3Json | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic));
-            keep_special |= !base_adjust;
-            let forced = match &ctx.tool_choice {
-                ToolChoice::Required => Some((None, !ctx.parallel_tool_calls)),
-                ToolChoice::Named(n) => Some((Some(n.as_str()), true)),
-                _ => None,
-            };
-            if self.tool == Some(ToolFamily::Glm47) && ctx.tool_choice != ToolChoice::Null {
-                // GLM-4.7 constrains the envelope even for `auto`.
-                let tag = super::structural::glm47(&ctx.tools, &ctx.tool_choice, ctx.parallel_tool_calls);
-                structured = Some(super::structural::params(None, Some(tag)));
-            } else if let Some((only, stop_after_first)) = forced {
-                structured = Some(match self.tool {
-                    // Pre-v11 Mistral: a JSON array of `{name, arguments}`.
-                    Some(ToolFamily::Mistral) => match super::structural::mistral_json_schema(&ctx.tools, only) {
-                        Some(schema) => super::structural::params(Some(schema), None),
-                        None => return (keep_special, None),
-                    },
-                    Some(ToolFamily::SeedOss | ToolFamily::Pythonic | ToolFamily::Llama4Pythonic) => {
-                        super::structural::params(
-                            Some(super::structural::json_schema(&ctx.tools, only, ctx.parallel_tool_calls)),
-                            None,
-                        )
-                    }
-                    // The Step tool parsers name the same structural-tag model.
-                    Some(ToolFamily::Qwen3Coder | ToolFamily::Step3p5 | ToolFamily::Step5) => {
-                        super::structural::params(
-                            None,
-                            Some(super::structural::qwen3_coder(&ctx.tools, only, stop_after_first)),
-                        )
-                    }
-                    Some(ToolFamily::MinimaxM2) => super::structural::params(
-                        None,
-                        Some(super::structural::minimax(&ctx.tools, only, stop_after_first)),
-                    ),
-                    Some(ToolFamily::KimiK2) => match super::structural::kimi(&ctx.tools, only, stop_after_first) {
-                        Some(tag) => super::structural::params(None, Some(tag)),
-                        None => return (keep_special, None),
-                    },
-                    Some(ToolFamily::Llama3Json) => super::structural::params(
-                        None,
-                        Some(super::structural::llama(&ctx.tools, only, stop_after_first)),
-                    ),
-                    _ => super::structural::params(
-                        None,
-                        Some(super::structural::hermes(&ctx.tools, only, stop_after_first)),
-                    ),
-                });
-            }
+        // The DeepSeek parsers have no `adjust_request` of their own (the
+        // markers are not special tokens); Llama's and the pythonic parsers
+        // keep the base one, which leaves special tokens alone.
+        let own_adjust = !matches!(
+            self.tool,
+            Some(
+                ToolFamily::Llama3Json
+                    | ToolFamily::Pythonic
+                    | ToolFamily::Llama4Pythonic
+                    | ToolFamily::DeepSeekV3
+                    | ToolFamily::DeepSeekV31
+            )
+        );
+        keep_special |= own_adjust && ctx.tool_choice != ToolChoice::None;
+        let request = TagRequest {
+            tools: &ctx.tools,
+            tool_choice: &ctx.tool_choice,
+            parallel_tool_calls: ctx.parallel_tool_calls,
+            format,
+        };
+        if let Some(tag) = super::strict::structural_tag(self.tag_model(), self.tool_strict_level, request) {
+            return (keep_special, Some(params(None, Some(tag))));
         }
+        if self.tag_model().is_some() {
+            // Parsers with a tag model read forced calls in their own format
+            // (`supports_required_and_named` is off): no JSON schema.
+            return (keep_special, None);
+        }
+        let only = match &ctx.tool_choice {
+            ToolChoice::Required => None,
+            ToolChoice::Named(n) => Some(n.as_str()),
+            _ => return (keep_special, None),
+        };
+        let structured = match self.tool {
+            // Pre-v11 Mistral: a JSON array of `{name, arguments}`.
+            Some(ToolFamily::Mistral) => mistral_json_schema(&ctx.tools, only).map(|s| params(Some(s), None)),
+            _ => Some(params(Some(json_schema(&ctx.tools, only, ctx.parallel_tool_calls)), None)),
+        };
         (keep_special, structured)
     }
 

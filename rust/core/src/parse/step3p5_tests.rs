@@ -194,6 +194,7 @@ fn config_is_qwen3_thinking_with_reasoning_whitespace_stripped() {
 
 #[test]
 fn names_resolve_and_render_keeps_special_tokens_with_the_qwen_coder_tag() {
+    use crate::parse::strict::RequestFormat::Absent;
     let m = model();
     assert!(ParserSpec::resolve(Some("step3p5"), None, false, &m, &Default::default())
         .unwrap()
@@ -202,15 +203,15 @@ fn names_resolve_and_render_keeps_special_tokens_with_the_qwen_coder_tag() {
     assert!(s.has_tool());
     // Engine reasoning parsers keep special tokens even without tools.
     let plain = ChatContext::from_request(&Map::new(), &Map::new());
-    assert_eq!(s.render_adjustments(&plain), (true, None));
-    let (keep, structured) = s.render_adjustments(&ctx_with(json!({"tool_choice": "required"})));
+    assert_eq!(s.render_adjustments(&plain, &Absent), (true, None));
+    let (keep, structured) = s.render_adjustments(&ctx_with(json!({"tool_choice": "required"})), &Absent);
     assert!(keep);
     let qwen3 = ParserSpec::resolve(None, Some("qwen3_coder"), true, &m, &Default::default()).unwrap().unwrap();
     let forced = ctx_with(json!({"tool_choice": "required"}));
-    assert_eq!(structured, qwen3.render_adjustments(&forced).1);
+    assert_eq!(structured, qwen3.render_adjustments(&forced, &Absent).1);
     assert!(structured.is_some());
     // `auto` is not constrained.
-    assert_eq!(s.render_adjustments(&ctx()), (true, None));
+    assert_eq!(s.render_adjustments(&ctx(), &Absent), (true, None));
 }
 
 #[test]

@@ -1,215 +1,263 @@
-//! The xgrammar structural tags vLLM puts in `structured_outputs` when a
-//! tool choice is forced (`required` or a named function), per format.
+//! The xgrammar structural tags vLLM puts in `structured_outputs` for tool
+//! calls, one builder per `structural_tag_model`: vLLM's own (`hermes`,
+//! `minimax`, `glm_4_7`) and xgrammar 0.2.9's builtins (`llama`, `kimi`,
+//! `deepseek_r1`, `deepseek_v3_1`, `qwen_3_coder`, `glm_4_7` when every tool is
+//! strict), as vLLM asks for them: no reasoning prefix, parallel calls (a
+//! single call is applied afterwards, `strict::limit_to_single_tool_call`).
+//! Formats are written field by field in pydantic's `model_dump` order.
 
 use serde_json::{json, Value};
 
 use super::pyjson::dumps;
 
-/// A tool's argument schema for a tag: the parameters when the tool is
-/// `strict`, else `true` (anything).
-fn allowed_tools<'a>(tools: &'a [Value], only: Option<&'a str>) -> impl Iterator<Item = (&'a str, Value)> + 'a {
-    tools.iter().filter_map(move |tool| {
+/// A parser's `structural_tag_model`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TagModel {
+    Hermes,
+    Minimax,
+    Glm47,
+    Llama,
+    Kimi,
+    DeepSeekR1,
+    DeepSeekV31,
+    QwenCoder,
+}
+
+impl TagModel {
+    /// vLLM's model key.
+    pub fn from_name(name: &str) -> Option<TagModel> {
+        Some(match name {
+            "hermes" => TagModel::Hermes,
+            "minimax" => TagModel::Minimax,
+            "glm_4_7" => TagModel::Glm47,
+            "llama" => TagModel::Llama,
+            "kimi" => TagModel::Kimi,
+            "deepseek_r1" => TagModel::DeepSeekR1,
+            "deepseek_v3_1" => TagModel::DeepSeekV31,
+            "qwen_3_coder" => TagModel::QwenCoder,
+            _ => return None,
+        })
+    }
+}
+
+/// xgrammar's simplified tool choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Auto,
+    Required,
+    /// A named function.
+    Forced,
+}
+
+/// A tool as the builders see it, `strict` already resolved
+/// (`resolve_tool_strictness`).
+#[derive(Debug, Clone)]
+pub struct TagTool<'a> {
+    pub name: &'a str,
+    /// `parameters`, when it is an object.
+    pub parameters: Option<&'a Value>,
+    pub strict: bool,
+}
+
+impl<'a> TagTool<'a> {
+    /// A request tool (`{"type": "function", "function": {...}}`); `strict`
+    /// as sent (only `true` counts).
+    pub fn from_request(tool: &'a Value) -> Option<TagTool<'a>> {
         let f = tool.get("function")?;
-        let name = f.get("name")?.as_str()?;
-        if only.is_some_and(|o| o != name) {
-            return None;
+        Some(TagTool {
+            name: f.get("name")?.as_str()?,
+            parameters: f.get("parameters").filter(|p| p.is_object()),
+            strict: f.get("strict") == Some(&Value::Bool(true)),
+        })
+    }
+
+    /// `get_function_parameters`: the schema when strict, else anything.
+    fn schema(&self) -> Value {
+        match self.parameters {
+            Some(p) if self.strict => p.clone(),
+            _ => Value::Bool(true),
         }
-        let strict = f.get("strict").and_then(Value::as_bool) == Some(true);
-        let schema = if strict { f.get("parameters").cloned().unwrap_or(Value::Bool(true)) } else { Value::Bool(true) };
-        Some((name, schema))
-    })
+    }
+}
+
+/// The tag for `tools` (already filtered to the named tool when forced).
+pub fn build(model: TagModel, tools: &[TagTool], choice: Choice) -> Value {
+    match model {
+        TagModel::Hermes => hermes(tools, choice),
+        TagModel::Minimax => minimax(tools, choice),
+        TagModel::Glm47 => glm47(tools, choice),
+        TagModel::Llama => llama(tools, choice),
+        TagModel::Kimi => kimi(tools, choice),
+        TagModel::DeepSeekR1 => deepseek(true, tools, choice),
+        TagModel::DeepSeekV31 => deepseek(false, tools, choice),
+        TagModel::QwenCoder => qwen_coder(tools, choice),
+    }
 }
 
 /// The `structured_outputs.structural_tag` text: vLLM dumps the tag with
 /// `json.dumps` defaults, so non-ASCII (tool names, enum values) is escaped.
-fn tag_text(format: Value) -> String {
+pub fn tag_text(format: Value) -> String {
     let opts = super::pyjson::DumpOptions { ensure_ascii: true, ..Default::default() };
     super::pyjson::dumps_with(&json!({"type": "structural_tag", "format": format}), &opts)
 }
 
-fn content(schema: Value, style: &str) -> Value {
+/// `JSONSchemaFormat`.
+pub fn content(schema: Value, style: &str) -> Value {
     json!({"type": "json_schema", "json_schema": schema, "style": style, "any_order": false, "max_whitespace_cnt": null, "excludes": []})
 }
 
+pub fn const_string(value: &str) -> Value {
+    json!({"type": "const_string", "value": value})
+}
+
+fn tag(begin: &str, content: Value, end: &str) -> Value {
+    json!({"type": "tag", "begin": begin, "content": content, "end": end})
+}
+
+fn triggered(triggers: &[&str], tags: Vec<Value>, at_least_one: bool, excludes: &[&str]) -> Value {
+    json!({"type": "triggered_tags", "triggers": triggers, "tags": tags, "at_least_one": at_least_one,
+        "stop_after_first": false, "excludes": excludes})
+}
+
+fn separated(tags: Vec<Value>, separator: &str, stop_after_first: bool) -> Value {
+    json!({"type": "tags_with_separator", "tags": tags, "separator": separator, "at_least_one": true,
+        "stop_after_first": stop_after_first})
+}
+
+fn sequence(elements: Vec<Value>) -> Value {
+    json!({"type": "sequence", "elements": elements})
+}
+
+const THINK: [&str; 2] = ["<think>", "</think>"];
+
 /// Hermes (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`): every
-/// allowed tool, with and without the newlines.
-pub fn hermes(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
+/// tool, with and without the newlines.
+fn hermes(tools: &[TagTool], choice: Choice) -> Value {
     let mut tags = Vec::new();
-    for (name, schema) in allowed_tools(tools, only) {
-        let c = content(schema, "json");
+    for t in tools {
         for (open, close) in [("<tool_call>\n", "}\n</tool_call>"), ("<tool_call>", "}</tool_call>")] {
-            let begin = format!("{open}{{\"name\": \"{name}\", \"arguments\": ");
-            tags.push(json!({"type": "tag", "begin": begin, "content": c.clone(), "end": close}));
+            let begin = format!("{open}{{\"name\": \"{}\", \"arguments\": ", t.name);
+            tags.push(tag(&begin, content(t.schema(), "json"), close));
         }
     }
-    tag_text(
-        json!({"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first}),
-    )
+    match choice {
+        Choice::Auto => triggered(&["<tool_call>"], tags, false, &[]),
+        Choice::Forced => separated(tags, "", true),
+        Choice::Required => separated(tags, "", false),
+    }
 }
 
-/// Qwen3-Coder XML (`<tool_call>\n<function=NAME>\n...`): a single tag for a
-/// named tool, triggered tags for `required`.
-pub fn qwen3_coder(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
-    let tag = |name: &str, schema: Value| {
-        json!({
-            "type": "tag",
-            "begin": format!("<tool_call>\n<function={name}>\n"),
-            "content": content(schema, "qwen_xml"),
-            "end": "\n</function>\n</tool_call>"
-        })
-    };
-    let format = match only {
-        Some(_) => allowed_tools(tools, only).map(|(n, s)| tag(n, s)).next().unwrap_or(Value::Null),
-        None => json!({
-            "type": "triggered_tags",
-            "triggers": ["<tool_call>\n<function="],
-            "tags": allowed_tools(tools, None).map(|(n, s)| tag(n, s)).collect::<Vec<_>>(),
-            "at_least_one": true,
-            "stop_after_first": stop_after_first,
-            "excludes": ["<think>", "</think>"]
-        }),
-    };
-    tag_text(format)
-}
-
-/// Llama 3 JSON (`{"name": "NAME", "parameters": {...}}`, xgrammar's
-/// builtin `llama` model): a single tag for a named tool, triggered tags for
-/// `required`.
-pub fn llama(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
-    let tag = |name: &str, schema: Value| {
-        json!({
-            "type": "tag",
-            "begin": format!("{{\"name\": \"{name}\", \"parameters\": "),
-            "content": content(schema, "json"),
-            "end": "}"
-        })
-    };
-    let format = match only {
-        Some(_) => allowed_tools(tools, only).map(|(n, s)| tag(n, s)).next().unwrap_or(Value::Null),
-        None => json!({
-            "type": "triggered_tags",
-            "triggers": ["{\"name\": "],
-            "tags": allowed_tools(tools, None).map(|(n, s)| tag(n, s)).collect::<Vec<_>>(),
-            "at_least_one": true,
-            "stop_after_first": stop_after_first,
-            "excludes": ["<think>", "</think>"]
-        }),
-    };
-    tag_text(format)
-}
-
-/// MiniMax-M2 (`<minimax:tool_call>\n<invoke name="NAME">\n...`): the
-/// wrapper as constant strings around the allowed tools' invoke tags.
-pub fn minimax(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> String {
-    let tags: Vec<Value> = allowed_tools(tools, only)
-        .map(|(name, schema)| {
-            json!({
-                "type": "tag",
-                "begin": format!("<invoke name=\"{name}\">\n"),
-                "content": content(schema, "minimax_xml"),
-                "end": "</invoke>\n"
-            })
-        })
+/// MiniMax-M2 (`<minimax:tool_call>\n<invoke name="NAME">\n...`).
+fn minimax(tools: &[TagTool], choice: Choice) -> Value {
+    let tags: Vec<Value> = tools
+        .iter()
+        .map(|t| tag(&format!("<invoke name=\"{}\">\n", t.name), content(t.schema(), "minimax_xml"), "</invoke>\n"))
         .collect();
-    tag_text(json!({"type": "sequence", "elements": [
-        {"type": "const_string", "value": "\n<minimax:tool_call>\n"},
-        {"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": stop_after_first},
-        {"type": "const_string", "value": "</minimax:tool_call>"}
-    ]}))
-}
-
-/// xgrammar's `deepseek_r1` (V3, fenced JSON, calls separated by a newline)
-/// and `deepseek_v3_1` builtin tags, as vLLM asks for them (no reasoning
-/// prefix). `None` when vLLM leaves the request unconstrained: `auto` with
-/// parallel calls and no strict tool.
-pub fn deepseek(v3: bool, tools: &[Value], choice: &super::ToolChoice, parallel: bool) -> Option<String> {
-    use super::deepseek::{CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END};
-    use super::ToolChoice;
-    let only = match choice {
-        ToolChoice::Named(n) => Some(n.as_str()),
-        ToolChoice::Auto | ToolChoice::Required => None,
-        ToolChoice::None | ToolChoice::Null => return None,
-    };
-    let any_strict = tools.iter().any(|t| t.pointer("/function/strict") == Some(&Value::Bool(true)));
-    if *choice == ToolChoice::Auto && parallel && !any_strict {
-        return None;
+    match choice {
+        Choice::Auto => {
+            let block = tag("<minimax:tool_call>\n", separated(tags, "", false), "</minimax:tool_call>");
+            triggered(&["<minimax:tool_call>"], vec![block], false, &THINK)
+        }
+        _ => sequence(vec![
+            const_string("\n<minimax:tool_call>\n"),
+            separated(tags, "", choice == Choice::Forced),
+            const_string("</minimax:tool_call>"),
+        ]),
     }
-    let call_open = |name: &str| {
-        if v3 {
-            format!("{CALL_BEGIN}function<｜tool▁sep｜>{name}\n```json\n")
-        } else {
-            format!("{CALL_BEGIN}{name}<｜tool▁sep｜>")
-        }
-    };
-    let (call_close, separator) = if v3 { (format!("\n```{CALL_END}"), "\n") } else { (CALL_END.to_string(), "") };
-    let schema_of = |s: Value| if s.is_null() { Value::Bool(true) } else { s };
-    let format = match only {
-        Some(_) => {
-            let (name, schema) = allowed_tools(tools, only).next()?;
-            json!({"type": "tag", "begin": format!("{CALLS_BEGIN}{}", call_open(name)),
-                "content": content(schema_of(schema), "json"), "end": format!("{call_close}{CALLS_END}")})
-        }
-        None => {
-            let tags: Vec<Value> = allowed_tools(tools, None)
-                .map(|(name, schema)| {
-                    json!({"type": "tag", "begin": call_open(name), "content": content(schema_of(schema), "json"), "end": call_close})
-                })
-                .collect();
-            // `limit_to_single_tool_call` stops every call list after one call.
-            let list = json!({"type": "tags_with_separator", "tags": tags, "separator": separator,
-                "at_least_one": true, "stop_after_first": !parallel});
-            let calls = json!({"type": "tag", "begin": CALLS_BEGIN, "content": list, "end": CALLS_END});
-            if *choice == ToolChoice::Auto {
-                json!({"type": "triggered_tags", "triggers": [CALLS_BEGIN], "tags": [calls], "at_least_one": false,
-                    "stop_after_first": !parallel, "excludes": ["<think>", "</think>"]})
-            } else {
-                calls
-            }
-        }
-    };
-    Some(tag_text(format))
 }
 
-/// xgrammar's `kimi` builtin tag for a forced choice (vLLM asks without
-/// reasoning): the section around one named call, or around any number of
-/// calls of the offered tools for `required`.
-pub fn kimi(tools: &[Value], only: Option<&str>, stop_after_first: bool) -> Option<String> {
+/// Llama 3 JSON (`{"name": "NAME", "parameters": {...}}`).
+fn llama(tools: &[TagTool], choice: Choice) -> Value {
+    let mut tags = tools.iter().map(|t| {
+        tag(&format!("{{\"name\": \"{}\", \"parameters\": ", t.name), content(t.schema(), "json"), "}")
+    });
+    match choice {
+        Choice::Forced => tags.next().unwrap_or(Value::Null),
+        _ => triggered(&["{\"name\": "], tags.collect(), choice == Choice::Required, &THINK),
+    }
+}
+
+/// Qwen3-Coder XML (`<tool_call>\n<function=NAME>\n...`).
+fn qwen_coder(tools: &[TagTool], choice: Choice) -> Value {
+    let mut tags = tools.iter().map(|t| {
+        tag(
+            &format!("<tool_call>\n<function={}>\n", t.name),
+            content(t.schema(), "qwen_xml"),
+            "\n</function>\n</tool_call>",
+        )
+    });
+    match choice {
+        Choice::Forced => tags.next().unwrap_or(Value::Null),
+        _ => triggered(&["<tool_call>\n<function="], tags.collect(), choice == Choice::Required, &THINK),
+    }
+}
+
+/// Kimi-K2 (`<|tool_calls_section_begin|>` around `functions.NAME:IDX` calls).
+fn kimi(tools: &[TagTool], choice: Choice) -> Value {
     use super::kimi_k2::{ARG_BEGIN, CALL_BEGIN, CALL_END, SECTION_BEGIN, SECTION_END};
-    let schema_of = |s: Value| if s.is_null() { Value::Bool(true) } else { s };
-    let tag = |name: &str, schema: Value| {
-        json!({"type": "tag", "begin": format!("{CALL_BEGIN}functions.{name}:"),
-            "content": {"type": "sequence", "elements": [
-                {"type": "regex", "pattern": "\\d+"},
-                const_string(ARG_BEGIN),
-                content(schema_of(schema), "json")
-            ]},
-            "end": CALL_END})
-    };
-    let calls = match only {
-        Some(_) => {
-            let (name, schema) = allowed_tools(tools, only).next()?;
-            tag(name, schema)
+    let mut tags = tools.iter().map(|t| {
+        let body = sequence(vec![
+            json!({"type": "regex", "pattern": "\\d+"}),
+            const_string(ARG_BEGIN),
+            content(t.schema(), "json"),
+        ]);
+        tag(&format!("{CALL_BEGIN}functions.{}:", t.name), body, CALL_END)
+    });
+    match choice {
+        Choice::Auto => {
+            let section = tag(SECTION_BEGIN, separated(tags.collect(), "", false), SECTION_END);
+            triggered(&[SECTION_BEGIN], vec![section], false, &["<think>", "</think>", CALL_BEGIN])
         }
-        None => {
-            let tags: Vec<Value> = allowed_tools(tools, None).map(|(n, s)| tag(n, s)).collect();
-            if tags.is_empty() {
-                return None;
-            }
-            json!({"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true,
-                "stop_after_first": stop_after_first})
+        Choice::Forced => {
+            sequence(vec![const_string(SECTION_BEGIN), tags.next().unwrap_or(Value::Null), const_string(SECTION_END)])
+        }
+        Choice::Required => sequence(vec![
+            const_string(SECTION_BEGIN),
+            separated(tags.collect(), "", false),
+            const_string(SECTION_END),
+        ]),
+    }
+}
+
+/// DeepSeek `deepseek_r1` (V3: fenced JSON, calls separated by a newline)
+/// and `deepseek_v3_1`.
+fn deepseek(v3: bool, tools: &[TagTool], choice: Choice) -> Value {
+    use super::deepseek::{CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END};
+    let sep = "<｜tool▁sep｜>";
+    let open = |name: &str| {
+        if v3 {
+            format!("{CALL_BEGIN}function{sep}{name}\n```json\n")
+        } else {
+            format!("{CALL_BEGIN}{name}{sep}")
         }
     };
-    let format =
-        json!({"type": "sequence", "elements": [const_string(SECTION_BEGIN), calls, const_string(SECTION_END)]});
-    Some(tag_text(format))
+    let (close, separator) = if v3 { (format!("\n```{CALL_END}"), "\n") } else { (CALL_END.to_string(), "") };
+    let tags = tools.iter().map(|t| tag(&open(t.name), content(t.schema(), "json"), &close));
+    match choice {
+        Choice::Forced => match tools.first() {
+            Some(t) => tag(
+                &format!("{CALLS_BEGIN}{}", open(t.name)),
+                content(t.schema(), "json"),
+                &format!("{close}{CALLS_END}"),
+            ),
+            None => Value::Null,
+        },
+        Choice::Required => tag(CALLS_BEGIN, separated(tags.collect(), separator, false), CALLS_END),
+        Choice::Auto => {
+            let calls = tag(CALLS_BEGIN, separated(tags.collect(), separator, false), CALLS_END);
+            triggered(&[CALLS_BEGIN], vec![calls], false, &THINK)
+        }
+    }
 }
 
 /// What a GLM-4.7 argument value may not contain.
 const GLM47_VALUE_EXCLUDES: [&str; 8] =
     ["<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"];
 
-fn const_string(value: &str) -> Value {
-    json!({"type": "const_string", "value": value})
+/// GLM-4.7 free text after the reasoning: anything but the markers, the
+/// `<tool_call>` trigger aside.
+fn glm47_text_excludes() -> Vec<&'static str> {
+    GLM47_VALUE_EXCLUDES.into_iter().filter(|e| *e != "<tool_call>").collect()
 }
 
 /// One format, or an `or` of several.
@@ -256,54 +304,47 @@ fn glm47_plain_properties(params: &Value) -> Option<&serde_json::Map<String, Val
     (params.get("additionalProperties") != Some(&Value::Bool(true)) && !combinator).then_some(properties)
 }
 
-fn glm47_tag(function: &Value) -> Value {
-    let name = function.get("name").and_then(Value::as_str).unwrap_or("");
-    let params = function.get("parameters").filter(|p| !p.is_null());
-    let strict = function.get("strict").and_then(Value::as_bool) == Some(true);
-    let plain = params.filter(|_| !strict).and_then(glm47_plain_properties);
-    let body = match plain {
+/// vLLM's GLM-4.7 tag for one tool: the schema pinned when strict, else the
+/// keys and basic value types of a plain schema.
+fn glm47_tag(t: &TagTool) -> Value {
+    let begin = format!("<tool_call>{}", t.name);
+    if t.strict {
+        return tag(&begin, content(t.schema(), "glm_xml"), "</tool_call>");
+    }
+    let body = match t.parameters.and_then(glm47_plain_properties) {
         Some(properties) => {
             let pairs: Vec<Value> = properties
                 .iter()
                 .map(|(key, prop)| {
-                    json!({"type": "sequence", "elements": [
+                    sequence(vec![
                         const_string(&format!("<arg_key>{key}</arg_key><arg_value>")),
                         glm47_value(prop),
-                        const_string("</arg_value>")
-                    ]})
+                        const_string("</arg_value>"),
+                    ])
                 })
                 .collect();
             json!({"type": "star", "content": one_or_any(pairs)})
         }
-        None if strict => content(params.cloned().unwrap_or(Value::Bool(true)), "glm_xml"),
         None => content(Value::Bool(true), "glm_xml"),
     };
-    json!({"type": "tag", "begin": format!("<tool_call>{name}"), "content": body, "end": "</tool_call>"})
+    tag(&begin, body, "</tool_call>")
 }
 
 /// GLM-4.7 (`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`):
-/// its parser constrains the call envelope for every request with tools,
-/// `auto` included (vLLM's `ToolStrictLevel.FUNCTION` default).
-pub fn glm47(tools: &[Value], choice: &super::ToolChoice, parallel: bool) -> String {
-    use super::ToolChoice;
-    let only = match choice {
-        ToolChoice::Named(n) => Some(n.as_str()),
-        _ => None,
-    };
-    let tags: Vec<Value> = tools
-        .iter()
-        .filter_map(|t| t.get("function"))
-        .filter(|f| only.is_none_or(|o| f.get("name").and_then(Value::as_str) == Some(o)))
-        .map(glm47_tag)
-        .collect();
-    let forced = only.is_some() || !parallel;
-    let format = if *choice == ToolChoice::Auto {
-        let excludes: Vec<&str> = GLM47_VALUE_EXCLUDES.into_iter().filter(|e| *e != "<tool_call>").collect();
-        json!({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": tags, "at_least_one": false, "stop_after_first": !parallel, "excludes": excludes})
-    } else {
-        json!({"type": "tags_with_separator", "tags": tags, "separator": "", "at_least_one": true, "stop_after_first": forced})
-    };
-    tag_text(format)
+/// xgrammar's builtin when every tool is strict, else vLLM's per-tool tags.
+fn glm47(tools: &[TagTool], choice: Choice) -> Value {
+    if !tools.is_empty() && tools.iter().all(|t| t.strict) {
+        let mut tags = tools.iter().map(|t| tag(&format!("<tool_call>{}", t.name), content(t.schema(), "glm_xml"), "</tool_call>"));
+        return match choice {
+            Choice::Forced => tags.next().unwrap_or(Value::Null),
+            _ => triggered(&["<tool_call>"], tags.collect(), choice == Choice::Required, &glm47_text_excludes()),
+        };
+    }
+    let tags: Vec<Value> = tools.iter().map(glm47_tag).collect();
+    match choice {
+        Choice::Auto => triggered(&["<tool_call>"], tags, false, &glm47_text_excludes()),
+        _ => separated(tags, "", choice == Choice::Forced),
+    }
 }
 
 /// The JSON schema forcing a tool choice for formats without a structural
@@ -382,6 +423,7 @@ pub fn params(json_schema: Option<Value>, structural_tag: Option<String>) -> Val
     })
 }
 
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,63 +435,61 @@ mod tests {
         ]
     }
 
+    fn tag_tools(tools: &[Value]) -> Vec<TagTool<'_>> {
+        tools.iter().filter_map(TagTool::from_request).collect()
+    }
+
+    const MODELS: [TagModel; 8] = [
+        TagModel::Hermes,
+        TagModel::Minimax,
+        TagModel::Glm47,
+        TagModel::Llama,
+        TagModel::Kimi,
+        TagModel::DeepSeekR1,
+        TagModel::DeepSeekV31,
+        TagModel::QwenCoder,
+    ];
+
     #[test]
     fn every_tag_escapes_non_ascii_like_json_dumps() {
         let tools = vec![json!({"type": "function", "function": {"name": "天気", "parameters": {"type": "object"}}})];
-        for tag in [
-            hermes(&tools, None, false),
-            qwen3_coder(&tools, None, false),
-            llama(&tools, Some("天気"), true),
-            minimax(&tools, None, false),
-        ] {
-            assert!(tag.is_ascii() && tag.contains(r"\u5929\u6c17"), "{tag}");
+        for model in MODELS {
+            for choice in [Choice::Auto, Choice::Required, Choice::Forced] {
+                let tag = tag_text(build(model, &tag_tools(&tools), choice));
+                assert!(tag.is_ascii() && tag.contains(r"\u5929\u6c17"), "{model:?} {tag}");
+            }
         }
     }
 
     #[test]
-    fn deepseek_tags_escape_the_markers_and_constrain_auto_only_when_asked() {
-        use super::super::ToolChoice;
-        // Auto is free unless a tool is strict (here "b" is).
-        assert_eq!(deepseek(true, &tools()[..1], &ToolChoice::Auto, true), None);
-        assert!(deepseek(true, &tools(), &ToolChoice::Auto, true).is_some());
-        let required = deepseek(true, &tools(), &ToolChoice::Required, true).unwrap();
-        assert!(required
-            .starts_with(r#"{"type": "structural_tag", "format": {"type": "tag", "begin": "<\uff5ctool\u2581calls"#));
-        let tag: Value = serde_json::from_str(&required).unwrap();
-        assert_eq!(tag["format"]["content"]["separator"], "\n");
-        assert_eq!(tag["format"]["content"]["tags"][0]["end"], "\n```<｜tool▁call▁end｜>");
-        // A single call limits auto too, through a triggered tag.
-        let single: Value =
-            serde_json::from_str(&deepseek(false, &tools(), &ToolChoice::Auto, false).unwrap()).unwrap();
-        assert_eq!(single["format"]["type"], "triggered_tags");
-        assert_eq!(single["format"]["stop_after_first"], true);
-        assert_eq!(single["format"]["tags"][0]["content"]["stop_after_first"], true);
-        let named: Value =
-            serde_json::from_str(&deepseek(false, &tools(), &ToolChoice::Named("b".into()), true).unwrap()).unwrap();
-        assert_eq!(named["format"]["begin"], "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>b<｜tool▁sep｜>");
-        assert_eq!(named["format"]["content"]["json_schema"], json!({"type": "object"}));
-    }
-
-    #[test]
-    fn minimax_wraps_invoke_tags_in_the_tool_call_block() {
-        let tag: Value = serde_json::from_str(&minimax(&tools(), None, false)).unwrap();
-        let elements = &tag["format"]["elements"];
-        assert_eq!(elements[0]["value"], "\n<minimax:tool_call>\n");
-        assert_eq!(elements[2]["value"], "</minimax:tool_call>");
-        let tags = elements[1]["tags"].as_array().unwrap();
-        assert_eq!(tags[0]["begin"], "<invoke name=\"a\">\n");
-        // Only a strict tool pins its schema.
+    fn only_strict_tools_pin_their_schema() {
+        let tools = tools();
+        let tag = build(TagModel::Minimax, &tag_tools(&tools), Choice::Required);
+        let tags = tag["elements"][1]["tags"].as_array().unwrap();
         assert_eq!(tags[0]["content"]["json_schema"], true);
         assert_eq!(tags[1]["content"]["json_schema"], json!({"type": "object"}));
-        assert_eq!(elements[1]["stop_after_first"], false);
     }
 
     #[test]
-    fn minimax_named_keeps_only_that_tool() {
-        let tag: Value = serde_json::from_str(&minimax(&tools(), Some("b"), true)).unwrap();
-        let list = &tag["format"]["elements"][1];
-        assert_eq!(list["tags"].as_array().unwrap().len(), 1);
-        assert_eq!(list["stop_after_first"], true);
+    fn auto_tags_allow_text_around_triggered_calls() {
+        let tools = tools();
+        for model in MODELS {
+            let tag = build(model, &tag_tools(&tools), Choice::Auto);
+            assert_eq!(tag["type"], "triggered_tags", "{model:?}");
+            assert_eq!(tag["at_least_one"], false, "{model:?}");
+        }
+    }
+
+    #[test]
+    fn deepseek_v3_fences_calls_and_separates_them_by_newlines() {
+        let tools = tools();
+        let required = build(TagModel::DeepSeekR1, &tag_tools(&tools), Choice::Required);
+        assert_eq!(required["begin"], "<｜tool▁calls▁begin｜>");
+        assert_eq!(required["content"]["separator"], "\n");
+        assert_eq!(required["content"]["tags"][0]["end"], "\n```<｜tool▁call▁end｜>");
+        let forced = build(TagModel::DeepSeekV31, &tag_tools(&tools[1..]), Choice::Forced);
+        assert_eq!(forced["begin"], "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>b<｜tool▁sep｜>");
+        assert_eq!(forced["end"], "<｜tool▁call▁end｜><｜tool▁calls▁end｜>");
     }
 
     #[test]
@@ -458,9 +498,8 @@ mod tests {
             "type": "object",
             "properties": {"q": {"type": "string"}, "n": {"type": ["integer", "string"]}, "u": {"enum": ["c", 1]}}
         }}})];
-        let tag: Value = serde_json::from_str(&glm47(&tools, &super::super::ToolChoice::Auto, true)).unwrap();
-        assert_eq!(tag["format"]["type"], "triggered_tags");
-        let pairs = &tag["format"]["tags"][0]["content"]["content"]["elements"];
+        let tag = build(TagModel::Glm47, &tag_tools(&tools), Choice::Auto);
+        let pairs = &tag["tags"][0]["content"]["content"]["elements"];
         assert_eq!(pairs[0]["elements"][0]["value"], "<arg_key>q</arg_key><arg_value>");
         assert_eq!(pairs[0]["elements"][1]["type"], "any_text");
         let n = &pairs[1]["elements"][1]["elements"];
@@ -475,10 +514,19 @@ mod tests {
         let tools = vec![
             json!({"type": "function", "function": {"name": "f", "parameters": {"anyOf": [], "properties": {"a": {}}}}}),
         ];
-        let tag: Value =
-            serde_json::from_str(&glm47(&tools, &super::super::ToolChoice::Named("f".into()), true)).unwrap();
-        assert_eq!(tag["format"]["stop_after_first"], true);
-        assert_eq!(tag["format"]["tags"][0]["content"]["style"], "glm_xml");
-        assert_eq!(tag["format"]["tags"][0]["content"]["json_schema"], true);
+        let tag = build(TagModel::Glm47, &tag_tools(&tools), Choice::Forced);
+        assert_eq!(tag["stop_after_first"], true);
+        assert_eq!(tag["tags"][0]["content"]["style"], "glm_xml");
+        assert_eq!(tag["tags"][0]["content"]["json_schema"], true);
+    }
+
+    #[test]
+    fn glm47_with_every_tool_strict_is_xgrammars_builtin() {
+        let tools = tools();
+        let strict: Vec<TagTool> = tag_tools(&tools).into_iter().map(|t| TagTool { strict: true, ..t }).collect();
+        // The builtin's forced choice is a bare tag, required a triggered list.
+        assert_eq!(build(TagModel::Glm47, &strict[..1], Choice::Forced)["type"], "tag");
+        let required = build(TagModel::Glm47, &strict, Choice::Required);
+        assert_eq!((required["type"].as_str(), required["at_least_one"].as_bool()), (Some("triggered_tags"), Some(true)));
     }
 }

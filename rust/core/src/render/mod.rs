@@ -2,6 +2,8 @@
 //! vLLM 0.33's `GenerateRequest` out (token ids, sampling params, context).
 
 mod messages;
+pub mod structural_tag;
+pub mod structured;
 pub mod sampling;
 pub mod template;
 mod tokenize;
@@ -165,7 +167,7 @@ impl Derenderer {
             include_stop_str_in_output: opts.include_stop_str_in_output,
             stream,
             stream_interval: opt_i64(o, "stream_interval"),
-            structured_outputs: structured_outputs(o),
+            structured_outputs: structured::request_params(o),
             logit_bias,
             allowed_token_ids: ids("allowed_token_ids"),
             extra_args: Some(extra),
@@ -284,7 +286,9 @@ impl Derenderer {
         // `adjust_request`: parsers need special tokens in the output text.
         // The parser's `adjust_request`: keep special tokens for its markers,
         // constrain forced tool choices.
-        let (keep_special, structured) = parser.map(|p| p.render_adjustments(&ctx)).unwrap_or((false, None));
+        let request_format = structured::request_format(structured::request_params(o).as_ref());
+        let (keep_special, structured) =
+            parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None));
         let skip_special = if keep_special { false } else { opts.skip_special_tokens.unwrap_or(true) };
         let max_tokens = self.max_tokens(max_out, ids.len());
         let mut sampling = self.sampling(o, &opts, max_tokens, Api::Chat, skip_special);
@@ -538,25 +542,6 @@ fn history_tool_calls(o: &Obj) -> i64 {
                 .sum()
         })
         .unwrap_or(0)
-}
-
-/// `structured_outputs` overlaid by `response_format`.
-fn structured_outputs(o: &Obj) -> Option<Value> {
-    let mut so = o.get("structured_outputs").and_then(Value::as_object).cloned();
-    if let Some(rf) = o.get("response_format").and_then(Value::as_object) {
-        let entry = match rf.get("type").and_then(Value::as_str) {
-            Some("json_object") => Some(("json_object", Value::Bool(true))),
-            Some("json_schema") => rf
-                .get("json_schema")
-                .and_then(|j| j.get("schema").or_else(|| j.get("json_schema")))
-                .map(|s| ("json", s.clone())),
-            _ => None,
-        };
-        if let Some((k, v)) = entry {
-            so.get_or_insert_with(Map::new).insert(k.into(), v);
-        }
-    }
-    so.map(Value::Object)
 }
 
 enum Prompt {

@@ -422,7 +422,7 @@ MODELS = {
 }
 LEVELS = [None, "auto", "function", "parameter"]
 NESTED: dict = {"type": "object"}
-for _ in range(70):
+for _ in range(34):  # 69 levels: over the 64 cap, under serde_json's 128
     NESTED = {"type": "object", "properties": {"x": NESTED}}
 OUTPUTS = {
     "json_schema": {"response_format": {"type": "json_schema", "json_schema": {
@@ -465,6 +465,8 @@ def run(model, level, tools, choice, parallel, output) -> dict:
     parser = Parser(ToolParser(model, MODELS[model]), None if level is None else ToolStrictLevel.from_name(level))
     LOGGER.warnings.clear()
     row = {"model": model, "level": level, **case}
+    # What `to_sampling_params` writes when the tag leaves the request alone.
+    row["request_params"] = serialize(request.extract_structured_outputs())
     try:
         out = parser_ns["_apply_structural_tag"](parser, request)
     except Exception as e:  # noqa: BLE001 - recorded as the expected outcome
