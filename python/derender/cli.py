@@ -54,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--reasoning-parser", default=None)
     serve.add_argument("--tool-call-parser", default=None)
     serve.add_argument("--enable-auto-tool-choice", action="store_true")
+    serve.add_argument("--tool-strict-level", choices=("auto", "function", "parameter"))
     serve.add_argument("--chat-template", default=None)
     serve.add_argument("--default-chat-template-kwargs", default=None)
     serve.add_argument("--trust-request-chat-template", action="store_true")
@@ -142,6 +143,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         reasoning_parser=args.reasoning_parser,
         tool_call_parser=args.tool_call_parser,
         enable_auto_tool_choice=args.enable_auto_tool_choice,
+        tool_strict_level=args.tool_strict_level,
         default_chat_template_kwargs=args.default_chat_template_kwargs,
         chat_template=_load_chat_template(args.chat_template),
         trust_request_chat_template=args.trust_request_chat_template,

@@ -23,6 +23,7 @@ class ServerConfig:
     reasoning_parser: str | None = None
     tool_call_parser: str | None = None
     enable_auto_tool_choice: bool = False
+    tool_strict_level: str | None = None
     default_chat_template_kwargs: str | None = None
     chat_template: str | None = None
     trust_request_chat_template: bool = False
@@ -48,6 +49,7 @@ class ServerConfig:
             "reasoning_parser": self.reasoning_parser,
             "tool_call_parser": self.tool_call_parser,
             "enable_auto_tool_choice": self.enable_auto_tool_choice,
+            "tool_strict_level": self.tool_strict_level,
             "default_chat_template_kwargs": self.default_chat_template_kwargs,
             "chat_template": self.chat_template,
             "trust_request_chat_template": self.trust_request_chat_template,

@@ -5,6 +5,7 @@ mod plugin;
 
 use std::sync::Arc;
 
+use derender_core::parse::strict::StrictLevel;
 use derender_core::parse::{ParserSpec, PluginRegistry};
 use derender_core::stream::{StateCodec, StateMode};
 use derender_core::{Derenderer as Core, Model, Route, Settings};
@@ -31,6 +32,7 @@ impl Derenderer {
         reasoning_parser=None,
         tool_call_parser=None,
         enable_auto_tool_choice=false,
+        tool_strict_level=None,
         default_chat_template_kwargs=None,
         chat_template=None,
         trust_request_chat_template=false,
@@ -52,6 +54,7 @@ impl Derenderer {
         reasoning_parser: Option<&str>,
         tool_call_parser: Option<&str>,
         enable_auto_tool_choice: bool,
+        tool_strict_level: Option<&str>,
         default_chat_template_kwargs: Option<&str>,
         chat_template: Option<String>,
         trust_request_chat_template: bool,
@@ -89,6 +92,9 @@ impl Derenderer {
         let parser =
             ParserSpec::resolve(reasoning_parser, tool_call_parser, enable_auto_tool_choice, &loaded, &plugins)
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let strict_level = tool_strict_level.map(StrictLevel::from_name).transpose();
+        let strict_level = strict_level.map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let parser = parser.map(|p| p.with_tool_strict_level(strict_level));
         let default_chat_template_kwargs = match default_chat_template_kwargs {
             None => serde_json::Map::new(),
             Some(text) => match serde_json::from_str::<serde_json::Value>(text) {

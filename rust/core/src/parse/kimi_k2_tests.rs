@@ -331,8 +331,12 @@ fn forced_choices_get_the_kimi_structural_tag() {
     use crate::parse::ToolChoice;
     let tools = [tool("get_weather", json!({"city": {"type": "string"}}))];
     let tag = |choice: &ToolChoice| {
-        let req =
-            TagRequest { tools: &tools, tool_choice: choice, parallel_tool_calls: true, format: &RequestFormat::Absent };
+        let req = TagRequest {
+            tools: &tools,
+            tool_choice: choice,
+            parallel_tool_calls: true,
+            format: &RequestFormat::Absent,
+        };
         structural_tag(Some(TagModel::Kimi), None, req)
     };
     let named = tag(&ToolChoice::Named("get_weather".into())).expect("a tag");

@@ -168,9 +168,9 @@ fn minimax(tools: &[TagTool], choice: Choice) -> Value {
 
 /// Llama 3 JSON (`{"name": "NAME", "parameters": {...}}`).
 fn llama(tools: &[TagTool], choice: Choice) -> Value {
-    let mut tags = tools.iter().map(|t| {
-        tag(&format!("{{\"name\": \"{}\", \"parameters\": ", t.name), content(t.schema(), "json"), "}")
-    });
+    let mut tags = tools
+        .iter()
+        .map(|t| tag(&format!("{{\"name\": \"{}\", \"parameters\": ", t.name), content(t.schema(), "json"), "}"));
     match choice {
         Choice::Forced => tags.next().unwrap_or(Value::Null),
         _ => triggered(&["{\"name\": "], tags.collect(), choice == Choice::Required, &THINK),
@@ -211,11 +211,9 @@ fn kimi(tools: &[TagTool], choice: Choice) -> Value {
         Choice::Forced => {
             sequence(vec![const_string(SECTION_BEGIN), tags.next().unwrap_or(Value::Null), const_string(SECTION_END)])
         }
-        Choice::Required => sequence(vec![
-            const_string(SECTION_BEGIN),
-            separated(tags.collect(), "", false),
-            const_string(SECTION_END),
-        ]),
+        Choice::Required => {
+            sequence(vec![const_string(SECTION_BEGIN), separated(tags.collect(), "", false), const_string(SECTION_END)])
+        }
     }
 }
 
@@ -334,7 +332,9 @@ fn glm47_tag(t: &TagTool) -> Value {
 /// xgrammar's builtin when every tool is strict, else vLLM's per-tool tags.
 fn glm47(tools: &[TagTool], choice: Choice) -> Value {
     if !tools.is_empty() && tools.iter().all(|t| t.strict) {
-        let mut tags = tools.iter().map(|t| tag(&format!("<tool_call>{}", t.name), content(t.schema(), "glm_xml"), "</tool_call>"));
+        let mut tags = tools
+            .iter()
+            .map(|t| tag(&format!("<tool_call>{}", t.name), content(t.schema(), "glm_xml"), "</tool_call>"));
         return match choice {
             Choice::Forced => tags.next().unwrap_or(Value::Null),
             _ => triggered(&["<tool_call>"], tags.collect(), choice == Choice::Required, &glm47_text_excludes()),
@@ -422,7 +422,6 @@ pub fn params(json_schema: Option<Value>, structural_tag: Option<String>) -> Val
         "whitespace_pattern": null, "structural_tag": structural_tag, "_backend": null, "_backend_was_auto": false
     })
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -527,6 +526,9 @@ mod tests {
         // The builtin's forced choice is a bare tag, required a triggered list.
         assert_eq!(build(TagModel::Glm47, &strict[..1], Choice::Forced)["type"], "tag");
         let required = build(TagModel::Glm47, &strict, Choice::Required);
-        assert_eq!((required["type"].as_str(), required["at_least_one"].as_bool()), (Some("triggered_tags"), Some(true)));
+        assert_eq!(
+            (required["type"].as_str(), required["at_least_one"].as_bool()),
+            (Some("triggered_tags"), Some(true))
+        );
     }
 }

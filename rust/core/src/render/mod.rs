@@ -2,9 +2,9 @@
 //! vLLM 0.33's `GenerateRequest` out (token ids, sampling params, context).
 
 mod messages;
+pub mod sampling;
 pub mod structural_tag;
 pub mod structured;
-pub mod sampling;
 pub mod template;
 mod tokenize;
 

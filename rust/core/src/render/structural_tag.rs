@@ -193,7 +193,9 @@ pub fn format(v: &Value) -> Option<Value> {
             .default("max_chars", Value::Null, opt_count)?,
         "token" => m.required("token", token)?,
         "exclude_token" => m.default("exclude_tokens", empty(), token_list)?,
-        "any_tokens" => m.default("exclude_tokens", empty(), token_list)?.default("max_tokens", Value::Null, opt_count)?,
+        "any_tokens" => {
+            m.default("exclude_tokens", empty(), token_list)?.default("max_tokens", Value::Null, opt_count)?
+        }
         "grammar" => m.required("grammar", string)?.default("syntax", json!("ebnf"), syntax)?,
         "regex" => m.required("pattern", string)?,
         "sequence" | "or" => m.required("elements", formats)?,
@@ -217,14 +219,16 @@ pub fn format(v: &Value) -> Option<Value> {
             .default("stop_after_first", json!(false), boolean)?,
         "optional" | "plus" | "star" => m.required("content", format)?,
         "repeat" => m.required("min", int)?.required("max", int)?.required("content", format)?,
-        "dispatch" => m
-            .required("rules", |r| rules(r, string))?
-            .default("loop", json!(true), boolean)?
-            .default("excludes", empty(), str_list)?,
-        "token_dispatch" => m
-            .required("rules", |r| rules(r, token))?
-            .default("loop", json!(true), boolean)?
-            .default("exclude_tokens", empty(), token_list)?,
+        "dispatch" => m.required("rules", |r| rules(r, string))?.default("loop", json!(true), boolean)?.default(
+            "excludes",
+            empty(),
+            str_list,
+        )?,
+        "token_dispatch" => m.required("rules", |r| rules(r, token))?.default("loop", json!(true), boolean)?.default(
+            "exclude_tokens",
+            empty(),
+            token_list,
+        )?,
         "qwen_xml_parameter" => m.required("json_schema", schema)?,
         _ => return None,
     };

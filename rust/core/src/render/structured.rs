@@ -132,7 +132,8 @@ fn to_format(p: &Value) -> Option<Value> {
     }
     if truthy(p, "choice") {
         let choices = set(p, "choice")?.as_array()?;
-        let consts: Option<Vec<Value>> = choices.iter().map(|c| c.as_str().map(crate::parse::structural::const_string)).collect();
+        let consts: Option<Vec<Value>> =
+            choices.iter().map(|c| c.as_str().map(crate::parse::structural::const_string)).collect();
         return Some(json!({"type": "or", "elements": consts?}));
     }
     if let Some(schema) = set(p, "json") {
@@ -143,7 +144,7 @@ fn to_format(p: &Value) -> Option<Value> {
         if exceeds_nesting(&schema, MAX_JSON_NESTING) || !(schema.is_object() || schema.is_boolean()) {
             return None;
         }
-        if schema.as_object().is_some_and(|o| unsupported_json_features(o)) {
+        if schema.as_object().is_some_and(unsupported_json_features) {
             return None;
         }
         return Some(crate::parse::structural::content(schema, "json"));
@@ -198,7 +199,10 @@ fn regex_supported(pattern: &str) -> bool {
     let lookaround = ["(?=", "(?!", "(?<=", "(?<!"].iter().any(|l| pattern.contains(l));
     let bytes = pattern.as_bytes();
     let backref = bytes.windows(2).enumerate().any(|(i, w)| {
-        w[0] == b'\\' && w[1].is_ascii_digit() && w[1] != b'0' && bytes[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0
+        w[0] == b'\\'
+            && w[1].is_ascii_digit()
+            && w[1] != b'0'
+            && bytes[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0
     });
     !pattern.contains('\0') && !lookaround && !backref
 }
