@@ -16,10 +16,10 @@ apache-tvm-ffi (for xgrammar's grammar checks) on disk:
 """
 
 import __future__
+
 import ast
 import copy
 import dataclasses
-import enum
 import gzip
 import importlib
 import importlib.util
@@ -61,7 +61,9 @@ def load_file(name: str, path: Path) -> types.ModuleType:
     return mod
 
 
-def lift(path: Path, names: list[str], namespace: dict, cls: str | None = None, lazy: bool = True) -> None:
+def lift(
+    path: Path, names: list[str], namespace: dict, cls: str | None = None, lazy: bool = True
+) -> None:
     """Execute the named top-level definitions of a source file (or the named
     methods of class `cls`) in `namespace`, without importing the file."""
     tree = ast.parse(path.read_text())
@@ -77,14 +79,19 @@ def lift(path: Path, names: list[str], namespace: dict, cls: str | None = None, 
             if any(isinstance(t, ast.Name) and t.id in names for t in targets):
                 picked.append(node)
     found = {getattr(n, "name", None) for n in picked} | {
-        t.id for n in picked if isinstance(n, (ast.Assign, ast.AnnAssign))
-        for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)
+        t.id
+        for n in picked
+        if isinstance(n, (ast.Assign, ast.AnnAssign))
+        for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+        if isinstance(t, ast.Name)
     }
     missing = set(names) - found
     assert not missing, f"{path}: {missing}"
     # Lazy annotations: the signatures name types this harness does not load.
     flags = __future__.annotations.compiler_flag if lazy else 0
-    exec(compile(ast.Module(body=picked, type_ignores=[]), str(path), "exec", flags=flags), namespace)
+    exec(
+        compile(ast.Module(body=picked, type_ignores=[]), str(path), "exec", flags=flags), namespace
+    )
 
 
 # ---------- xgrammar: the package without its torch-importing __init__ ----------
@@ -169,7 +176,9 @@ module(
     get_function_tools=get_function_tools,
     require_function_tools=require_function_tools,
 )
-levels = load_file("vllm.tool_parsers.tool_strict_level", VLLM / "tool_parsers/tool_strict_level.py")
+levels = load_file(
+    "vllm.tool_parsers.tool_strict_level", VLLM / "tool_parsers/tool_strict_level.py"
+)
 ToolStrictLevel = levels.ToolStrictLevel
 registry = load_file(
     "vllm.tool_parsers.structural_tag_registry", VLLM / "tool_parsers/structural_tag_registry.py"
@@ -181,8 +190,13 @@ sp: dict = {"VLLMValidationError": VLLMValidationError, "json_mod": json, "Any":
 exec("from pydantic.dataclasses import dataclass\nfrom dataclasses import field", sp)
 lift(
     VLLM / "sampling_params.py",
-    ["MAX_STRUCTURED_OUTPUT_JSON_NESTING", "STRUCTURAL_TAG_WRAPPER_NESTING",
-     "_exceeds_json_nesting", "check_json_nesting", "StructuredOutputsParams"],
+    [
+        "MAX_STRUCTURED_OUTPUT_JSON_NESTING",
+        "STRUCTURAL_TAG_WRAPPER_NESTING",
+        "_exceeds_json_nesting",
+        "check_json_nesting",
+        "StructuredOutputsParams",
+    ],
     sp,
     lazy=False,
 )
@@ -196,7 +210,11 @@ class SamplingParams:
 
 # The structured-output helpers, from v1/structured_output/{utils,backend_xgrammar}.py.
 so_utils: dict = {"re": re}
-lift(VLLM / "v1/structured_output/utils.py", ["grammar_is_likely_lark", "choice_as_grammar"], so_utils)
+lift(
+    VLLM / "v1/structured_output/utils.py",
+    ["grammar_is_likely_lark", "choice_as_grammar"],
+    so_utils,
+)
 module("vllm.v1.structured_output.utils", **so_utils)
 backend: dict = {
     "xgr": sys.modules["xgrammar"],
@@ -210,11 +228,17 @@ backend: dict = {
 }
 lift(
     VLLM / "v1/structured_output/backend_xgrammar.py",
-    ["STRING_SUPPORTED_FORMATS", "_has_pattern_and_length_bounds", "_schema_types",
-     "has_xgrammar_unsupported_json_features", "validate_xgrammar_grammar"],
+    [
+        "STRING_SUPPORTED_FORMATS",
+        "_has_pattern_and_length_bounds",
+        "_schema_types",
+        "has_xgrammar_unsupported_json_features",
+        "validate_xgrammar_grammar",
+    ],
     backend,
 )
 module("vllm.v1.structured_output.backend_xgrammar", **backend)
+
 
 class ResponseFormat(BaseModel):
     type: str
@@ -254,7 +278,9 @@ def response_format_model(rf: dict | None):
         return None
     rf = copy.deepcopy(rf)
     if rf["type"] == "json_schema":
-        return ResponseFormat(type="json_schema", json_schema=JsonSchemaResponseFormat(**rf["json_schema"]))
+        return ResponseFormat(
+            type="json_schema", json_schema=JsonSchemaResponseFormat(**rf["json_schema"])
+        )
     if rf["type"] == "structural_tag":
         legacy = "structures" in rf
         return (LegacyStructuralTagResponseFormat if legacy else StructuralTagResponseFormat)(rf)
@@ -269,7 +295,11 @@ proto: dict = {
     "LegacyStructuralTagResponseFormat": LegacyStructuralTagResponseFormat,
     "StructuralTagResponseFormat": StructuralTagResponseFormat,
 }
-lift(VLLM / "entrypoints/generate/base/protocol.py", ["structured_outputs_from_response_format"], proto)
+lift(
+    VLLM / "entrypoints/generate/base/protocol.py",
+    ["structured_outputs_from_response_format"],
+    proto,
+)
 
 
 class ChatRequest:
@@ -319,10 +349,21 @@ parser_ns: dict = {
 exec("from openai.types.responses import ToolChoiceCustom, ToolChoiceFunction", parser_ns)
 parser_ns.update({k: getattr(structural_tag, k) for k in structural_tag.__all__})
 parser_ns["GrammarFormat"] = structural_tag.GrammarFormat
-lift(VLLM / "parser/abstract_parser.py", ["structured_outputs_to_format", "_xgrammar_supports"], parser_ns)
-lift(VLLM / "parser/abstract_parser.py", ["_apply_structural_tag"], parser_ns, cls="DelegatingParser")
+lift(
+    VLLM / "parser/abstract_parser.py",
+    ["structured_outputs_to_format", "_xgrammar_supports"],
+    parser_ns,
+)
+lift(
+    VLLM / "parser/abstract_parser.py", ["_apply_structural_tag"], parser_ns, cls="DelegatingParser"
+)
 tool_parser_ns: dict = {"envs": sys.modules["vllm.envs"], "ToolStrictLevel": ToolStrictLevel}
-lift(VLLM / "tool_parsers/abstract_tool_parser.py", ["get_structural_tag"], tool_parser_ns, cls="ToolParser")
+lift(
+    VLLM / "tool_parsers/abstract_tool_parser.py",
+    ["get_structural_tag"],
+    tool_parser_ns,
+    cls="ToolParser",
+)
 
 
 class ToolParser:
@@ -354,7 +395,10 @@ WEATHER = {
         "description": "Weather for a city",
         "parameters": {
             "type": "object",
-            "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["c", "f"]}},
+            "properties": {
+                "city": {"type": "string"},
+                "unit": {"type": "string", "enum": ["c", "f"]},
+            },
             "required": ["city"],
         },
     },
@@ -376,7 +420,10 @@ UNICODE = {
     "function": {
         "name": "天気",
         "description": "東京 ☀",
-        "parameters": {"type": "object", "properties": {"都市": {"type": "string", "enum": ["東京", 1, True]}}},
+        "parameters": {
+            "type": "object",
+            "properties": {"都市": {"type": "string", "enum": ["東京", 1, True]}},
+        },
     },
 }
 COMBINATOR = {
@@ -425,33 +472,82 @@ NESTED: dict = {"type": "object"}
 for _ in range(34):  # 69 levels: over the 64 cap, under serde_json's 128
     NESTED = {"type": "object", "properties": {"x": NESTED}}
 OUTPUTS = {
-    "json_schema": {"response_format": {"type": "json_schema", "json_schema": {
-        "name": "answer", "schema": {"type": "object", "properties": {"answer": {"type": "string"}}}}}},
+    "json_schema": {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "answer",
+                "schema": {"type": "object", "properties": {"answer": {"type": "string"}}},
+            },
+        }
+    },
     "json_object": {"response_format": {"type": "json_object"}},
     "text": {"response_format": {"type": "text"}},
-    "so_json_text": {"structured_outputs": {"json": '{"type": "array", "items": {"type": "integer"}}'}},
+    "so_json_text": {
+        "structured_outputs": {"json": '{"type": "array", "items": {"type": "integer"}}'}
+    },
     "regex": {"structured_outputs": {"regex": "[a-z]+ é"}},
     "choice": {"structured_outputs": {"choice": ["yes", "no", "ça"]}},
     "ebnf": {"structured_outputs": {"grammar": 'root ::= "a" | "b"'}},
-    "structural_tag": {"structured_outputs": {"structural_tag": json.dumps({
-        "type": "structural_tag",
-        "format": {"type": "triggered_tags", "triggers": ["<a>"],
-                   "tags": [{"begin": "<a>", "content": {"type": "json_schema", "json_schema": {"type": "object"}},
-                             "end": "</a>", "extra": 1}]}})}},
-    "rf_structural_tag": {"response_format": {"type": "structural_tag", "format": {
-        "type": "sequence", "elements": [{"type": "const_string", "value": "ok"},
-                                          {"type": "optional", "content": {"type": "regex", "pattern": "\\d"}}]}}},
-    "legacy_structural_tag": {"response_format": {"type": "structural_tag", "triggers": ["<f="], "structures": [
-        {"begin": "<f=x>", "schema": {"type": "object"}, "end": "</f>"}]}},
+    "structural_tag": {
+        "structured_outputs": {
+            "structural_tag": json.dumps(
+                {
+                    "type": "structural_tag",
+                    "format": {
+                        "type": "triggered_tags",
+                        "triggers": ["<a>"],
+                        "tags": [
+                            {
+                                "begin": "<a>",
+                                "content": {
+                                    "type": "json_schema",
+                                    "json_schema": {"type": "object"},
+                                },
+                                "end": "</a>",
+                                "extra": 1,
+                            }
+                        ],
+                    },
+                }
+            )
+        }
+    },
+    "rf_structural_tag": {
+        "response_format": {
+            "type": "structural_tag",
+            "format": {
+                "type": "sequence",
+                "elements": [
+                    {"type": "const_string", "value": "ok"},
+                    {"type": "optional", "content": {"type": "regex", "pattern": "\\d"}},
+                ],
+            },
+        }
+    },
+    "legacy_structural_tag": {
+        "response_format": {
+            "type": "structural_tag",
+            "triggers": ["<f="],
+            "structures": [{"begin": "<f=x>", "schema": {"type": "object"}, "end": "</f>"}],
+        }
+    },
     "disable_ws": {"structured_outputs": {"json_object": True, "disable_any_whitespace": True}},
     # What xgrammar refuses: the tool stays unconstrained, the format applies.
-    "multiple_of": {"response_format": {"type": "json_schema", "json_schema": {
-        "name": "n", "schema": {"type": "number", "multipleOf": 2}}}},
+    "multiple_of": {
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "n", "schema": {"type": "number", "multipleOf": 2}},
+        }
+    },
     "lookbehind": {"structured_outputs": {"regex": "(?<=a)b"}},
     "nested": {"structured_outputs": {"json": NESTED}},
     "empty_choice": {"structured_outputs": {"choice": []}},
-    "bad_structural_tag": {"structured_outputs": {"structural_tag": json.dumps(
-        {"type": "structural_tag", "format": {"type": "nope"}})}},
+    "bad_structural_tag": {
+        "structured_outputs": {
+            "structural_tag": json.dumps({"type": "structural_tag", "format": {"type": "nope"}})
+        }
+    },
 }
 
 
@@ -462,7 +558,10 @@ def run(model, level, tools, choice, parallel, output) -> dict:
     case.update(output or {})
     request = ChatRequest(case)
     before = serialize(request.structured_outputs)
-    parser = Parser(ToolParser(model, MODELS[model]), None if level is None else ToolStrictLevel.from_name(level))
+    parser = Parser(
+        ToolParser(model, MODELS[model]),
+        None if level is None else ToolStrictLevel.from_name(level),
+    )
     LOGGER.warnings.clear()
     row = {"model": model, "level": level, **case}
     # What `to_sampling_params` writes when the tag leaves the request alone.
@@ -473,7 +572,9 @@ def run(model, level, tools, choice, parallel, output) -> dict:
         row["error"] = f"{type(e).__name__}: {e}"
         return row
     after = serialize(out.structured_outputs)
-    row["changed"] = after != before or out.response_format is None and request.response_format is not None
+    row["changed"] = (
+        after != before or out.response_format is None and request.response_format is not None
+    )
     row["expected"] = after if row["changed"] else None
     row["warnings"] = list(LOGGER.warnings)
     return row
@@ -482,24 +583,30 @@ def run(model, level, tools, choice, parallel, output) -> dict:
 def main() -> None:
     rows = []
     for model in MODELS:
-        for set_name, tools in TOOL_SETS.items():
+        for tools in TOOL_SETS.values():
             for choice_name, choice in CHOICES.items():
                 if choice_name == "named":
-                    choice = {"type": "function", "function": {"name": tools[1]["function"]["name"]}}
+                    choice = {
+                        "type": "function",
+                        "function": {"name": tools[1]["function"]["name"]},
+                    }
                 for parallel in (None, False):
                     for level in LEVELS:
                         rows.append(run(model, level, tools, choice, parallel, None))
         # The request's own structured outputs, under auto and a forced choice.
-        for out_name, output in OUTPUTS.items():
+        for output in OUTPUTS.values():
             for set_name in ("plain", "one_strict"):
                 for choice in ("auto", "required"):
                     for parallel in (None, False):
                         for level in (None, "function"):
-                            rows.append(run(model, level, TOOL_SETS[set_name], choice, parallel, output))
+                            rows.append(
+                                run(model, level, TOOL_SETS[set_name], choice, parallel, output)
+                            )
     path = Path(__file__).with_name("strict_tags.jsonl.gz")
-    with gzip.open(path, "wt", encoding="utf-8") as f:
+    # mtime 0: the same cases give the same bytes.
+    with gzip.GzipFile(path, "wb", mtime=0) as f:
         for row in rows:
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+            f.write((json.dumps(row, ensure_ascii=False) + "\n").encode())
     print(len(rows), "cases ->", path)
 
 
