@@ -145,3 +145,47 @@ pub fn limit_to_single_tool_call(format: &mut Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn levels_read_like_vllms_from_name() {
+        assert_eq!(StrictLevel::from_name(" Function "), Ok(StrictLevel::Function));
+        assert_eq!(
+            StrictLevel::from_name("loose").unwrap_err().to_string(),
+            "Unknown tool strict level 'loose'; expected one of auto, function, parameter."
+        );
+        assert!(StrictLevel::Auto < StrictLevel::Function && StrictLevel::Function < StrictLevel::Parameter);
+    }
+
+    #[test]
+    fn a_single_call_stops_every_call_list_but_never_touches_a_schema() {
+        let schema = json!({"type": "triggered_tags", "stop_after_first": false});
+        let mut tag = json!({"type": "sequence", "elements": [
+            {"type": "tags_with_separator", "tags": [
+                {"type": "tag", "begin": "<a>", "content": {"type": "json_schema", "json_schema": schema}, "end": "</a>"}
+            ], "separator": "", "at_least_one": true, "stop_after_first": false},
+            {"type": "triggered_tags", "triggers": [], "tags": [], "at_least_one": false, "stop_after_first": false, "excludes": []}
+        ]});
+        limit_to_single_tool_call(&mut tag);
+        assert_eq!(tag["elements"][0]["stop_after_first"], true);
+        assert_eq!(tag["elements"][1]["stop_after_first"], true);
+        assert_eq!(tag["elements"][0]["tags"][0]["content"]["json_schema"], schema);
+    }
+
+    #[test]
+    fn auto_with_a_format_keeps_its_level_for_a_single_call() {
+        let tools = [json!({"type": "function", "function": {"name": "f"}})];
+        let format = RequestFormat::Format(json!({"type": "regex", "pattern": "x"}));
+        let req =
+            |format| TagRequest { tools: &tools, tool_choice: &ToolChoice::Auto, parallel_tool_calls: false, format };
+        // No strict tool, level AUTO: the format alone applies.
+        assert_eq!(structural_tag(Some(TagModel::Hermes), None, req(&format)), None);
+        // Without a format the single call raises the level to FUNCTION.
+        assert!(structural_tag(Some(TagModel::Hermes), None, req(&RequestFormat::Absent)).is_some());
+    }
+}

@@ -279,3 +279,69 @@ fn unsupported_json_features(o: &Map<String, Value>) -> bool {
         _ => false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format_of(so: Value) -> RequestFormat {
+        let mut o = Map::new();
+        o.insert("structured_outputs".into(), so);
+        request_format(request_params(&o).as_ref())
+    }
+
+    #[test]
+    fn lark_grammars_go_into_the_or_as_lark() {
+        let RequestFormat::Format(f) = format_of(json!({"grammar": "start: \"a\" | \"b\""})) else { panic!() };
+        assert_eq!(f, json!({"type": "grammar", "grammar": "start: \"a\" | \"b\"", "syntax": "lark"}));
+        // A commented-out `::=` does not make a grammar EBNF.
+        assert!(grammar_is_likely_lark("start: \"a\" // x ::= y"));
+        assert!(!grammar_is_likely_lark("# lark?\nroot ::= \"a\""));
+    }
+
+    #[test]
+    fn what_xgrammar_refuses_leaves_the_format_unsupported() {
+        for so in [
+            json!({"regex": "a\u{0}"}),
+            json!({"regex": "(?!x)y"}),
+            json!({"regex": "(a)\\1"}),
+            json!({"json": 5}),
+            json!({"json": "{not json"}),
+            json!({"json": {"type": "string", "format": "color"}}),
+            json!({"json": {"allOf": [{}, {}]}}),
+            json!({"choice": []}),
+            json!({"regex": "a", "json_object": true}),
+            json!({"structural_tag": "{\"format\": {\"type\": \"tag\", \"begin\": 1}}"}),
+        ] {
+            assert_eq!(format_of(so.clone()), RequestFormat::Unsupported, "{so}");
+        }
+        // An escaped backslash before a digit is no backreference.
+        assert!(regex_supported("a\\\\1"));
+    }
+
+    #[test]
+    fn request_params_are_the_whole_params_object() {
+        let mut o = Map::new();
+        o.insert("response_format".into(), json!({"type": "json_object"}));
+        o.insert("structured_outputs".into(), json!({"disable_any_whitespace": true, "_backend": "x"}));
+        let p = request_params(&o).unwrap();
+        assert_eq!(p["json_object"], true);
+        assert_eq!(p["disable_any_whitespace"], true);
+        // Set by the engine only.
+        assert_eq!(p["_backend"], Value::Null);
+        assert_eq!(p.as_object().unwrap().len(), 11);
+        assert_eq!(request_params(&Map::new()), None);
+    }
+
+    #[test]
+    fn structural_tag_formats_are_dumped_in_full() {
+        let text = r#"{"type": "structural_tag", "format": {"type": "tags_with_separator", "separator": ",",
+            "tags": [{"begin": {"token": 7}, "content": {"type": "any_text"}, "end": ["a", "b"], "x": 1}]}}"#;
+        let RequestFormat::Format(f) = format_of(json!({"structural_tag": text})) else { panic!() };
+        let dumped = crate::parse::pyjson::dumps(&f);
+        assert_eq!(
+            dumped,
+            r#"{"type": "tags_with_separator", "tags": [{"type": "tag", "begin": {"type": "token", "token": 7}, "content": {"type": "any_text", "excludes": [], "max_tokens": null, "max_chars": null}, "end": ["a", "b"]}], "separator": ",", "at_least_one": false, "stop_after_first": false}"#
+        );
+    }
+}
