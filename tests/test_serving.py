@@ -145,13 +145,18 @@ def connections_to_two_workers(server) -> Iterator[list[Connection]]:
 
 
 def test_connections_reach_two_different_workers(server_factory):
-    server = server_factory([str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3"] + ["--workers", "2"])
+    server = server_factory(
+        [str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3"] + ["--workers", "2"]
+    )
     with connections_to_two_workers(server) as conns:
         pids = {worker_of(server.proc.pid, server.port, c.conn) for c in conns}
         assert len(pids) == 2
         for c in conns:
             status, out = c.post(CHAT, chat_body())
-            assert status == 200 and out["choices"][0]["message"]["content"] == "Hello there! 你好 world"
+            assert (
+                status == 200
+                and out["choices"][0]["message"]["content"] == "Hello there! 你好 world"
+            )
 
 
 # --- graceful shutdown ------------------------------------------------------
@@ -177,13 +182,16 @@ def _wait_until_refused(port: int) -> None:
     pytest.fail("the server kept accepting connections after SIGTERM")
 
 
-@pytest.mark.parametrize("workers", [1, 2])
-def test_sigterm_finishes_the_call_in_flight(server_factory, workers):
+@pytest.mark.parametrize(
+    "workers, shutdown_timeout, answered", [(1, "30", True), (2, "30", True), (1, "0", False)]
+)
+def test_sigterm_finishes_the_call_in_flight(server_factory, workers, shutdown_timeout, answered):
     """SIGTERM while a call is in flight (its handler waits for the body, held
     back by the client): the server stops accepting, answers the call in full,
-    then exits by itself."""
+    then exits by itself. With `--shutdown-timeout 0` it exits at once, and
+    uvicorn fails the call with a plain 500."""
     args = [str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3", "--workers", str(workers)]
-    server = server_factory(args)
+    server = server_factory([*args, "--shutdown-timeout", shutdown_timeout])
     body = json.dumps(chat_body()).encode()
     head = (
         f"POST {CHAT} HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
@@ -195,14 +203,20 @@ def test_sigterm_finishes_the_call_in_flight(server_factory, workers):
         assert _read_head(sock).startswith(b"HTTP/1.1 100")
         server.proc.send_signal(signal.SIGTERM)
         _wait_until_refused(server.port)
-        assert server.proc.poll() is None  # still draining
-        sock.sendall(body)
+        if answered:
+            assert server.proc.poll() is None  # draining
+            sock.sendall(body)
+        else:
+            server.proc.wait(timeout=30)  # it did not wait for the call
         response = http.client.HTTPResponse(sock)
         response.begin()
         answer = response.read()
         closed = sock.recv(1) == b""  # no keep-alive past shutdown
-    assert response.status == 200, answer
-    assert content(answer) == "Hello there! 你好 world"
+    if answered:
+        assert response.status == 200, answer
+        assert content(answer) == "Hello there! 你好 world"
+    else:  # uvicorn's own answer to a call it cancelled
+        assert response.status == 500 and answer == b"Internal Server Error"
     assert closed
     # uvicorn re-raises the SIGTERM it handled once it is done (one worker).
     assert server.proc.wait(timeout=30) in (0, -signal.SIGTERM)
@@ -218,12 +232,14 @@ def test_request_timeout_408_for_a_body_that_never_arrives_and_200_otherwise(ser
     conn = Connection(server.port)
     try:
         status, out = conn.post(CHAT, chat_body())
-        assert status == 200 and out["choices"][0]["message"]["content"] == "Hello there! 你好 world"
+        assert (
+            status == 200 and out["choices"][0]["message"]["content"] == "Hello there! 你好 world"
+        )
     finally:
         conn.close()
     head = (
         f"POST {CHAT} HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
-        "Content-Length: 1000\r\n\r\n{\"model\": "
+        'Content-Length: 1000\r\n\r\n{"model": '
     )
     with socket.create_connection((HOST, server.port), timeout=30) as sock:
         sock.sendall(head.encode())
