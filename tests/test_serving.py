@@ -246,6 +246,8 @@ def test_request_timeout_408_for_a_body_that_never_arrives_and_200_otherwise(ser
         response = http.client.HTTPResponse(sock)
         response.begin()
         error = json.loads(response.read())["error"]
+        closed = sock.recv(1) == b""  # the unread body leaves the connection unusable
+    assert closed
     assert response.status == 408
     assert error["code"] == 408 and error["type"] == "Request Timeout"
     assert "did not arrive within the server's 0.5 s limit (--request-timeout)" in error["message"]
