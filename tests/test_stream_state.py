@@ -7,10 +7,11 @@ from __future__ import annotations
 import base64
 import json
 import random
+from contextlib import ExitStack
 
-import httpx
 import pytest
 from test_divergences import CHAT, PROMPT, assemble, post
+from test_serving import Connection, connections_to_two_workers
 
 from derender import DEFAULT_MODEL_DIR, Derenderer
 
@@ -196,6 +197,26 @@ def test_another_secret_cannot_continue_a_stream():
     assert status == 400 and "signature does not match" in out["error"]["message"]
 
 
+def test_rotating_the_secret_keeps_streams_alive():
+    """docs/deployment.md's rotation: accept the new secret everywhere, sign
+    with it, drop the old one. Each step runs beside the one before it (a
+    rolling update), and a stream moves between them at every call."""
+    phases = [
+        make_core(stream_state_secret="old"),
+        make_core(stream_state_secret="old", stream_state_accepted_secrets=["new"]),
+        make_core(stream_state_secret="new", stream_state_accepted_secrets=["old"]),
+        make_core(stream_state_secret="new"),
+    ]
+    ids = output_ids(phases[0])
+    want, _ = run([phases[0]], ids)
+    for before, after in zip(phases, phases[1:], strict=False):
+        assert run([before, after], ids)[0] == want
+    # Skipping the first step breaks streams that move back to an old replica.
+    state = signed_state(phases[2])
+    status, out = post(phases[0], CHAT, body([1], state))
+    assert status == 400 and "signature does not match" in out["error"]["message"]
+
+
 def test_a_state_from_another_version_is_refused_clearly(compact):
     state = dict(signed_state(compact), format="derender/9")
     status, out = post(compact, CHAT, body([1], state))
@@ -245,26 +266,39 @@ def test_hand_crafted_states_get_a_400_or_text_never_a_5xx(compact, kind):
     assert statuses == {200, 400}
 
 
-@pytest.mark.parametrize("alternate", [True, False])
-def test_two_server_processes_continue_each_others_streams(server_factory, alternate):
+@pytest.mark.parametrize("layout", ["one server", "two servers", "two workers"])
+def test_server_processes_continue_each_others_streams(server_factory, layout):
     """One stream, its calls alternating between two `derender serve`
-    processes sharing a secret, gives the chunks of one process."""
+    processes sharing a secret (or two workers of one `--workers 2` server,
+    which get it through the config they share), gives the chunks of one
+    process."""
     args = [str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3", "--reasoning-parser", "qwen3"]
     args += ["--tool-call-parser", "hermes", "--enable-auto-tool-choice"]
     env = {"DERENDER_STREAM_STATE_SECRET": SECRET}
-    servers = [server_factory(args, env), server_factory(args, env)]
     core = make_core(stream_state_secret=SECRET)
     ids = output_ids(core)
     want, _ = run([core], ids)
-    urls = [s.url for s in servers] if alternate else [servers[0].url]
-    state, got = None, []
-    with httpx.Client(timeout=30) as http:
+    with ExitStack() as stack:
+        if layout == "two workers":
+            server = server_factory([*args, "--workers", "2"], env)
+            conns = stack.enter_context(connections_to_two_workers(server))
+        else:
+            servers = [
+                server_factory(args, env) for _ in range(2 if layout == "two servers" else 1)
+            ]
+            conns = [Connection(s.port) for s in servers]
+            for c in conns:
+                stack.callback(c.close)
+        state, got = None, []
         for k, tok in enumerate(ids):
             finish = "stop" if k == len(ids) - 1 else None
-            answer = http.post(urls[k % len(urls)] + CHAT, json=body([tok], state, finish=finish))
-            assert answer.status_code == 200, answer.text
-            state = answer.json()["stream_state"]
-            got.append(normalized(answer.json()["chunk"]))
+            status, out = conns[k % len(conns)].post(CHAT, body([tok], state, finish=finish))
+            assert status == 200, out
+            if k == len(ids) - 2:
+                # The servers sign with the shared secret: the in-process core continues too.
+                assert post(core, CHAT, body(ids[-1:], out["stream_state"]))[0] == 200
+            state = out["stream_state"]
+            got.append(normalized(out["chunk"]))
     assert [c["choices"] for c in got] == [c["choices"] for c in want]
     assert state["mac"]
 

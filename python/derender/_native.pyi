@@ -24,6 +24,7 @@ class Derenderer:
         reasoning_parser_plugins: dict[str, type] | None = None,
         stream_state_mode: str = "compact",
         stream_state_secret: str | None = None,
+        stream_state_accepted_secrets: list[str] | None = None,
     ) -> None: ...
     def handle(
         self,

@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import time
 import uuid
+from contextlib import AbstractContextManager, nullcontext
 
 import anyio
 from starlette.applications import Starlette
@@ -85,6 +86,40 @@ class ApiKeyMiddleware:
         return any(hmac.compare_digest(digest, d) for d in self.digests)
 
 
+async def _call_native(
+    core: Derenderer,
+    limit: float | None,
+    path: str,
+    body: bytes,
+    content_type: str | None,
+    request_id: str | None,
+) -> tuple[int, bytes]:
+    """`core.handle`: inline for small bodies (cheapest), on a worker thread for big
+    ones (the event loop stays free) and for every body under a time limit: a
+    call past it is abandoned to finish on its thread, its answer dropped."""
+    if limit is None and len(body) <= _INLINE_BODY_BYTES:
+        return core.handle(path, body, content_type, request_id)
+    return await anyio.to_thread.run_sync(
+        core.handle, path, body, content_type, request_id, abandon_on_cancel=limit is not None
+    )
+
+
+def _time_limit(limit: float | None) -> AbstractContextManager[object]:
+    """A cancel scope raising TimeoutError past `limit`; none without one."""
+    return anyio.fail_after(limit) if limit is not None else nullcontext()
+
+
+def _timed_out(limit: float | None, body_received: bool) -> JSONResponse:
+    """`--request-timeout` passed: 408 while the client was still sending the
+    body (its side), 503 once the server had it (retryable, as vLLM's
+    overload errors: a load balancer or SDK may try another replica)."""
+    if not body_received:
+        message = f"the request body did not arrive within the server's {limit:g} s limit"
+        return _error(408, f"{message} (--request-timeout)", "Request Timeout")
+    message = f"the server did not finish this request within its {limit:g} s limit"
+    return _error(503, f"{message} (--request-timeout); retry later", "Service Unavailable")
+
+
 def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlette:
     """Build the ASGI app for one model (loading it unless `core` is given)."""
     if core is None:
@@ -95,8 +130,15 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
     async def native(request: Request) -> Response:
         t0 = time.perf_counter()
         path = request.url.path
+        content_type = request.headers.get("content-type")
+        request_id = request.headers.get("x-request-id")
+        body: bytes | None = None
         try:
-            body = await _read_body(request, config.max_request_bytes)
+            with _time_limit(config.request_timeout):
+                body = await _read_body(request, config.max_request_bytes)
+                status, out = await _call_native(
+                    core, config.request_timeout, path, body, content_type, request_id
+                )
         except BodyTooLarge:
             limit = config.max_request_bytes
             return _error(
@@ -105,14 +147,10 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
                 "Request Entity Too Large",
                 "body",
             )
-        content_type = request.headers.get("content-type")
-        request_id = request.headers.get("x-request-id")
-        if len(body) > _INLINE_BODY_BYTES:
-            status, out = await anyio.to_thread.run_sync(
-                core.handle, path, body, content_type, request_id
-            )
-        else:
-            status, out = core.handle(path, body, content_type, request_id)
+        except TimeoutError:
+            answer = _timed_out(config.request_timeout, body_received=body is not None)
+            metrics.observe(path, answer.status_code, time.perf_counter() - t0, len(body or b""))
+            return answer
         metrics.observe(path, status, time.perf_counter() - t0, len(body))
         return Response(out, status_code=status, media_type="application/json")
 

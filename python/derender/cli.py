@@ -7,8 +7,18 @@ import os
 import socket
 import sys
 
-from derender.config import DEFAULT_MAX_REQUEST_BYTES, ENV_VAR, SECRET_ENV, ServerConfig
+from derender.config import (
+    ACCEPTED_SECRETS_ENV,
+    DEFAULT_MAX_REQUEST_BYTES,
+    ENV_VAR,
+    SECRET_ENV,
+    ServerConfig,
+)
 from derender.models import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME
+
+DEFAULT_SHUTDOWN_TIMEOUT = 30.0
+# vLLM's keep-alive setting for idle client connections (seconds).
+KEEP_ALIVE_ENV = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
 
 # vLLM flags that change nothing a derender server does: accepted so a
 # `vllm launch render` command line works unchanged.
@@ -50,6 +60,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="reject request bodies larger than this with a 413 (vLLM has no cap)",
     )
     serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument(
+        "--request-timeout",
+        type=_positive_seconds,
+        default=None,
+        help="answer a call not done in this many seconds with an error: 408 while its body "
+        "is still arriving, 503 once it is being derendered (default: no limit)",
+    )
+    serve.add_argument(
+        "--shutdown-timeout",
+        type=_seconds,
+        default=DEFAULT_SHUTDOWN_TIMEOUT,
+        help="on SIGTERM, let calls in flight finish for up to this many seconds "
+        f"(default {DEFAULT_SHUTDOWN_TIMEOUT:g})",
+    )
     serve.add_argument("--log-level", default="warning")
     serve.add_argument("--reasoning-parser", default=None)
     serve.add_argument("--tool-call-parser", default=None)
@@ -78,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help=f"sign stream states with this secret (HMAC); default: ${SECRET_ENV}",
     )
+    serve.add_argument(
+        "--stream-state-accepted-secrets",
+        nargs="+",
+        default=None,
+        help="also accept states signed with these (to rotate the secret); "
+        f"default: ${ACCEPTED_SECRETS_ENV}, comma-separated",
+    )
     for flag in _IGNORED_VALUE_FLAGS:
         serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
     for flag in _IGNORED_SWITCHES:
@@ -100,6 +131,20 @@ def build_parser() -> argparse.ArgumentParser:
     engine.add_argument("--tokens-per-event", type=int, default=1, help="tokens per SSE event")
     engine.add_argument("--log-level", default="warning")
     return parser
+
+
+def _seconds(value: str) -> float:
+    seconds = float(value)
+    if not seconds >= 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds")
+    return seconds
+
+
+def _positive_seconds(value: str) -> float:
+    seconds = _seconds(value)
+    if seconds == 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return seconds
 
 
 def run_engine(args: argparse.Namespace) -> None:
@@ -152,7 +197,15 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         reasoning_parser_plugin=_plugin_path(args.reasoning_parser_plugin),
         stream_state_mode=args.stream_state_mode,
         stream_state_secret=args.stream_state_secret or os.environ.get(SECRET_ENV) or None,
+        stream_state_accepted_secrets=_accepted_secrets(args.stream_state_accepted_secrets),
+        request_timeout=args.request_timeout,
     )
+
+
+def _accepted_secrets(values: list[str] | None) -> list[str]:
+    if values is None:
+        values = os.environ.get(ACCEPTED_SECRETS_ENV, "").split(",")
+    return [v for v in (v.strip() for v in values) if v]
 
 
 def _plugin_path(value: str | None) -> str | None:
@@ -191,14 +244,32 @@ def serve(args: argparse.Namespace) -> None:
         workers=args.workers,
         log_level=args.log_level,
         access_log=False,
-        timeout_graceful_shutdown=30,
+        timeout_graceful_shutdown=args.shutdown_timeout,
+        timeout_keep_alive=_keep_alive(),
     )
     if args.workers <= 1:
         uvicorn.Server(uv_config).run()
         return
     from uvicorn.supervisors import Multiprocess
 
-    Multiprocess(uv_config, sockets=[_listen(args.host, args.port)]).run()
+    class Supervisor(Multiprocess):
+        def terminate_all(self) -> None:
+            # Each worker holds its own copy of the listening socket. Closing the
+            # supervisor's as the workers drain means new connections are refused
+            # (a load balancer retries them elsewhere), not queued for nobody.
+            for sock in self.sockets:
+                sock.close()
+            super().terminate_all()
+
+    Supervisor(uv_config, sockets=[_listen(args.host, args.port)]).run()
+
+
+def _keep_alive() -> int:
+    value = os.environ.get(KEEP_ALIVE_ENV, "5")
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"error: {KEEP_ALIVE_ENV}={value!r} is not a number of seconds") from None
 
 
 def _listen(host: str, port: int) -> socket.socket:

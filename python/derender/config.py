@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 ENV_VAR = "DERENDER_SERVER_CONFIG"
 # `--stream-state-secret` from the environment (keeps it out of `ps`).
 SECRET_ENV = "DERENDER_STREAM_STATE_SECRET"
+# `--stream-state-accepted-secrets`, comma-separated.
+ACCEPTED_SECRETS_ENV = "DERENDER_STREAM_STATE_ACCEPTED_SECRETS"
 DEFAULT_MAX_REQUEST_BYTES = 256 * 1024 * 1024
 
 
@@ -32,6 +34,9 @@ class ServerConfig:
     reasoning_parser_plugin: str | None = None
     stream_state_mode: str = "compact"
     stream_state_secret: str | None = field(default=None, repr=False)
+    stream_state_accepted_secrets: list[str] = field(default_factory=list, repr=False)
+    # `--request-timeout`: seconds a call may take (body and answer); None: no limit.
+    request_timeout: float | None = None
 
     def core_kwargs(self) -> dict[str, object]:
         """Keyword arguments of `derender.Derenderer` for these settings (importing the
@@ -56,6 +61,7 @@ class ServerConfig:
             "exclude_tools_when_tool_choice_none": self.exclude_tools_when_tool_choice_none,
             "stream_state_mode": self.stream_state_mode,
             "stream_state_secret": self.stream_state_secret,
+            "stream_state_accepted_secrets": self.stream_state_accepted_secrets,
         }
 
     def to_env(self) -> str:

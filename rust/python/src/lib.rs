@@ -41,6 +41,7 @@ impl Derenderer {
         reasoning_parser_plugins=None,
         stream_state_mode="compact",
         stream_state_secret=None,
+        stream_state_accepted_secrets=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -63,9 +64,18 @@ impl Derenderer {
         reasoning_parser_plugins: Option<Bound<'_, PyDict>>,
         stream_state_mode: &str,
         stream_state_secret: Option<&str>,
+        stream_state_accepted_secrets: Option<Vec<String>>,
     ) -> PyResult<Self> {
         let mode: StateMode = stream_state_mode.parse().map_err(PyValueError::new_err)?;
-        let stream_state = StateCodec::new(mode, stream_state_secret.map(str::as_bytes));
+        let accepted = stream_state_accepted_secrets.unwrap_or_default();
+        let stream_state = StateCodec::new(mode, stream_state_secret.map(str::as_bytes))
+            .accepting(accepted.iter().map(|s| s.as_bytes()));
+        if !stream_state.signs() && accepted.iter().any(|s| !s.is_empty()) {
+            // Without a signing secret nothing is verified: accepting more would mean nothing.
+            return Err(PyValueError::new_err(
+                "--stream-state-accepted-secrets needs --stream-state-secret (the secret to sign with)",
+            ));
+        }
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut plugins = PluginRegistry::default();
         for (name, class) in tool_parser_plugins.iter().flat_map(|d| d.iter()) {

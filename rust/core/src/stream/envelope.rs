@@ -1,6 +1,7 @@
 //! Our state on the wire: `{"format": "derender/1", "data": <base64url of
 //! the JSON payload>, "mac": <base64url HMAC-SHA256>}`. The payload is opaque
-//! to clients; `mac` is present only when the server signs.
+//! to clients; `mac` is present only when the server signs. A server signs
+//! with one secret and may accept several (while a secret is being rotated).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
@@ -44,19 +45,24 @@ impl Envelope {
         Envelope { format: FORMAT.to_string(), data, mac }
     }
 
-    /// Verify (when `secret` is set) and decode.
-    pub fn open(&self, secret: Option<&[u8]>) -> Result<Payload, StateError> {
+    /// Verify against any of `secrets` (none: not checked) and decode.
+    pub fn open(&self, secrets: &[&[u8]]) -> Result<Payload, StateError> {
+        let signed = !secrets.is_empty();
         if self.format != FORMAT {
-            return match secret {
-                // Only a signed state may say anything about where it came from.
-                Some(_) if self.mac.is_none() => Err(StateError::Unsigned),
-                _ => Err(StateError::Version(self.format.clone())),
-            };
+            // Only a signed state may say anything about where it came from.
+            return Err(if signed && self.mac.is_none() {
+                StateError::Unsigned
+            } else {
+                StateError::Version(self.format.clone())
+            });
         }
-        if let Some(secret) = secret {
+        if signed {
             let given = self.mac.as_deref().ok_or(StateError::Unsigned)?;
             let given = URL_SAFE_NO_PAD.decode(given).map_err(|_| StateError::BadSignature)?;
-            mac_of(secret, &self.format, &self.data).verify_slice(&given).map_err(|_| StateError::BadSignature)?;
+            // Each comparison is constant-time; which secret matched is no secret.
+            if !secrets.iter().any(|s| mac_of(s, &self.format, &self.data).verify_slice(&given).is_ok()) {
+                return Err(StateError::BadSignature);
+            }
         }
         if self.data.len() / 4 * 3 > MAX_PAYLOAD_BYTES {
             return Err(StateError::Malformed("data is too large".into()));
@@ -80,28 +86,36 @@ mod tests {
     fn round_trips_unsigned_and_signed() {
         let e = Envelope::seal(&payload(), None);
         assert!(e.mac.is_none());
-        assert!(matches!(e.open(None), Ok(Payload::Plain { state }) if state.read_offset == 1));
+        assert!(matches!(e.open(&[]), Ok(Payload::Plain { state }) if state.read_offset == 1));
         let e = Envelope::seal(&payload(), Some(b"k1"));
-        assert!(e.open(Some(b"k1")).is_ok());
+        assert!(e.open(&[b"k1"]).is_ok());
         // Without a secret the signature is not checked.
-        assert!(e.open(None).is_ok());
+        assert!(e.open(&[]).is_ok());
+    }
+
+    #[test]
+    fn any_accepted_secret_verifies() {
+        let e = Envelope::seal(&payload(), Some(b"old"));
+        assert!(e.open(&[b"new", b"old"]).is_ok());
+        assert!(e.open(&[b"old", b"new"]).is_ok());
+        assert!(matches!(e.open(&[b"new", b"other"]), Err(StateError::BadSignature)));
     }
 
     #[test]
     fn refuses_tampered_foreign_and_unsigned_states() {
         let signed = Envelope::seal(&payload(), Some(b"k1"));
-        assert!(matches!(signed.open(Some(b"k2")), Err(StateError::BadSignature)));
+        assert!(matches!(signed.open(&[b"k2"]), Err(StateError::BadSignature)));
         let mut tampered = signed.clone();
         tampered.data =
             Envelope::seal(&Payload::Plain { state: StreamState { read_offset: 0, ..Default::default() } }, None).data;
-        assert!(matches!(tampered.open(Some(b"k1")), Err(StateError::BadSignature)));
+        assert!(matches!(tampered.open(&[b"k1"]), Err(StateError::BadSignature)));
         let unsigned = Envelope::seal(&payload(), None);
-        assert!(matches!(unsigned.open(Some(b"k1")), Err(StateError::Unsigned)));
+        assert!(matches!(unsigned.open(&[b"k1"]), Err(StateError::Unsigned)));
         let mut other = Envelope::seal(&payload(), None);
         other.format = "derender/0".into();
-        assert!(matches!(other.open(None), Err(StateError::Version(v)) if v == "derender/0"));
+        assert!(matches!(other.open(&[]), Err(StateError::Version(v)) if v == "derender/0"));
         let mut garbage = Envelope::seal(&payload(), None);
         garbage.data = "!!".into();
-        assert!(matches!(garbage.open(None), Err(StateError::Malformed(_))));
+        assert!(matches!(garbage.open(&[]), Err(StateError::Malformed(_))));
     }
 }

@@ -9,7 +9,9 @@
 //!
 //! With `--stream-state-secret` every state we issue is signed (HMAC-SHA256)
 //! and only signed states are accepted, so any replica sharing the secret can
-//! continue any stream and nobody else can feed one.
+//! continue any stream and nobody else can feed one. Extra accepted secrets
+//! (`--stream-state-accepted-secrets`) let the secret be rotated without
+//! breaking streams in flight.
 
 mod envelope;
 
@@ -119,17 +121,19 @@ pub enum Outgoing {
     Sealed(Envelope),
 }
 
-/// `--stream-state-mode` and `--stream-state-secret`.
+/// `--stream-state-mode`, `--stream-state-secret` and
+/// `--stream-state-accepted-secrets`.
 #[derive(Clone, Default)]
 pub struct StateCodec {
     pub mode: StateMode,
-    secret: Option<Vec<u8>>,
+    /// The signing secret first, then the ones only accepted; empty: unsigned.
+    secrets: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for StateCodec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // Never print the secret.
-        f.debug_struct("StateCodec").field("mode", &self.mode).field("signed", &self.secret.is_some()).finish()
+        // Never print a secret.
+        f.debug_struct("StateCodec").field("mode", &self.mode).field("secrets", &self.secrets.len()).finish()
     }
 }
 
@@ -150,11 +154,24 @@ pub enum StateError {
 
 impl StateCodec {
     pub fn new(mode: StateMode, secret: Option<&[u8]>) -> StateCodec {
-        StateCodec { mode, secret: secret.filter(|s| !s.is_empty()).map(<[u8]>::to_vec) }
+        StateCodec { mode, secrets: secret.filter(|s| !s.is_empty()).map(<[u8]>::to_vec).into_iter().collect() }
+    }
+
+    /// Also accept states signed with `accepted` (signing stays with the
+    /// first secret). Ignored by an unsigned codec: it verifies nothing.
+    pub fn accepting<'a>(mut self, accepted: impl IntoIterator<Item = &'a [u8]>) -> StateCodec {
+        if self.signs() {
+            self.secrets.extend(accepted.into_iter().filter(|s| !s.is_empty()).map(<[u8]>::to_vec));
+        }
+        self
     }
 
     pub fn signs(&self) -> bool {
-        self.secret.is_some()
+        !self.secrets.is_empty()
+    }
+
+    fn signing_secret(&self) -> Option<&[u8]> {
+        self.secrets.first().map(Vec::as_slice)
     }
 
     /// Check a client's state. vLLM's format is accepted only without a secret.
@@ -162,7 +179,10 @@ impl StateCodec {
         match incoming {
             Incoming::Vllm(_) if self.signs() => Err(StateError::Unsigned),
             Incoming::Vllm(state) => Ok(Opened::Vllm(state.clone())),
-            Incoming::Sealed(envelope) => envelope.open(self.secret.as_deref()).map(Opened::Ours),
+            Incoming::Sealed(envelope) => {
+                let secrets: Vec<&[u8]> = self.secrets.iter().map(Vec::as_slice).collect();
+                envelope.open(&secrets).map(Opened::Ours)
+            }
         }
     }
 
@@ -172,7 +192,47 @@ impl StateCodec {
         match payload {
             Payload::Plain { state } if !self.signs() => Outgoing::Vllm(state),
             Payload::History { state, .. } if !self.signs() && self.mode == StateMode::Replay => Outgoing::Vllm(state),
-            payload => Outgoing::Sealed(Envelope::seal(&payload, self.secret.as_deref())),
+            payload => Outgoing::Sealed(Envelope::seal(&payload, self.signing_secret())),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealed(codec: &StateCodec) -> Incoming {
+        let state = StreamState { read_offset: 1, ..Default::default() };
+        match codec.seal(Payload::Plain { state }) {
+            Outgoing::Sealed(envelope) => Incoming::Sealed(envelope),
+            Outgoing::Vllm(_) => panic!("a signing codec seals"),
+        }
+    }
+
+    fn codec(secret: &str, accepted: &[&str]) -> StateCodec {
+        StateCodec::new(StateMode::Compact, Some(secret.as_bytes())).accepting(accepted.iter().map(|s| s.as_bytes()))
+    }
+
+    #[test]
+    fn a_rotation_keeps_every_stream_open() {
+        // Phase 1: every replica accepts "new"; phase 2: signs with it; phase 3: drops "old".
+        let (before, phase1, phase2, after) =
+            (codec("old", &[]), codec("old", &["new"]), codec("new", &["old"]), codec("new", &[]));
+        // Replicas of adjacent phases run side by side during each rollout.
+        for (a, b) in [(&before, &phase1), (&phase1, &phase2), (&phase2, &after)] {
+            assert!(a.open(&sealed(b)).is_ok() && b.open(&sealed(a)).is_ok());
+        }
+        // Skipping phase 1 breaks streams that move from a new replica to an old one.
+        assert_eq!(before.open(&sealed(&phase2)).err(), Some(StateError::BadSignature));
+        assert_eq!(after.open(&sealed(&before)).err(), Some(StateError::BadSignature));
+    }
+
+    #[test]
+    fn accepted_secrets_do_not_sign_and_need_a_secret() {
+        let unsigned = StateCodec::new(StateMode::Compact, None).accepting([b"x".as_slice()]);
+        assert!(!unsigned.signs());
+        let Incoming::Sealed(envelope) = sealed(&codec("new", &["old"])) else { unreachable!() };
+        assert!(envelope.open(&[b"new"]).is_ok());
+        assert!(envelope.open(&[b"old"]).is_err());
     }
 }

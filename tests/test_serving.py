@@ -1,0 +1,326 @@
+"""Serving in production: graceful shutdown, the per-request time limit, the
+settings every worker shares, and which worker answers a connection."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from derender import DEFAULT_MODEL_DIR
+from derender.app import create_app
+from derender.cli import build_parser, config_from_args
+from derender.config import ServerConfig
+
+CHAT = "/v1/chat/completions/derender"
+HOST = "127.0.0.1"
+HELLO = [9707, 1052, 0, 220, 108386, 1879, 151645]  # "Hello there! 你好 world" + <|im_end|>
+
+
+def chat_body() -> dict:
+    choice = {"index": 0, "token_ids": HELLO, "finish_reason": "stop"}
+    return {
+        "model": "qwen3",
+        "generate_response": {"request_id": "r", "choices": [choice]},
+        "prompt_tokens": 9,
+    }
+
+
+def content(answer: bytes) -> str:
+    return json.loads(answer)["choices"][0]["message"]["content"]
+
+
+# --- which worker process holds a connection (Linux /proc) -----------------
+
+
+def worker_pids(server_pid: int) -> list[int]:
+    """The supervisor's children (uvicorn workers and multiprocessing helpers)."""
+    pids: list[int] = []
+    for task in os.listdir(f"/proc/{server_pid}/task"):
+        with open(f"/proc/{server_pid}/task/{task}/children") as f:
+            pids += [int(p) for p in f.read().split()]
+    return pids
+
+
+def _socket_inodes(pid: int) -> set[int]:
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            inodes.add(int(target[len("socket:[") : -1]))
+    return inodes
+
+
+def worker_of(server_pid: int, server_port: int, conn: http.client.HTTPConnection) -> int | None:
+    """The worker whose accepted socket is the other end of `conn`; None while
+    no worker has accepted it."""
+    assert conn.sock is not None
+    client_port = conn.sock.getsockname()[1]
+    with open("/proc/net/tcp") as f:
+        rows = [line.split() for line in f.read().splitlines()[1:]]
+    inodes = {
+        int(row[9])
+        for row in rows
+        if int(row[1].split(":")[1], 16) == server_port
+        and int(row[2].split(":")[1], 16) == client_port
+    } - {0}  # a connection not yet accepted has no inode
+    owners = [pid for pid in worker_pids(server_pid) if inodes & _socket_inodes(pid)]
+    assert len(owners) <= 1, (inodes, owners)
+    return owners[0] if owners else None
+
+
+class Connection:
+    """One keep-alive loopback connection: POST JSON, get (status, JSON)."""
+
+    def __init__(self, port: int) -> None:
+        self.conn = http.client.HTTPConnection(HOST, port, timeout=30)
+        self.port = port
+
+    def get(self, path: str) -> int:
+        self.conn.request("GET", path)
+        response = self.conn.getresponse()
+        response.read()
+        return response.status
+
+    def post(self, path: str, body: dict) -> tuple[int, dict]:
+        data = json.dumps(body).encode()
+        self.conn.request("POST", path, body=data, headers={"Content-Type": "application/json"})
+        response = self.conn.getresponse()
+        return response.status, json.loads(response.read())
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _accepted_by(server, conn: http.client.HTTPConnection, tries: int) -> int | None:
+    for _ in range(tries):
+        pid = worker_of(server.proc.pid, server.port, conn)
+        if pid is not None:
+            return pid
+        threading.Event().wait(0.01)
+    return None
+
+
+@contextmanager
+def connections_to_two_workers(server) -> Iterator[list[Connection]]:
+    """Two connections held by two different workers of a `--workers N`
+    server. The first one's worker is paused (SIGSTOP, a fraction of a second)
+    while the second connects, so another worker accepts it; retried (bounded)
+    while the other workers are still starting."""
+    first = Connection(server.port)
+    assert first.get("/health") == 200
+    busy = worker_of(server.proc.pid, server.port, first.conn)
+    assert busy is not None
+    for _ in range(100):
+        second = Connection(server.port)
+        os.kill(busy, signal.SIGSTOP)
+        try:
+            second.conn.connect()  # queued by the kernel; only a running worker accepts it
+            other = _accepted_by(server, second.conn, tries=20)
+        finally:
+            os.kill(busy, signal.SIGCONT)
+        if other is not None and other != busy:
+            break
+        second.close()
+        threading.Event().wait(0.1)
+    else:
+        first.close()
+        pytest.fail("no second worker accepted a connection")
+    try:
+        assert second.get("/health") == 200
+        yield [first, second]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_connections_reach_two_different_workers(server_factory):
+    server = server_factory(
+        [str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3"] + ["--workers", "2"]
+    )
+    with connections_to_two_workers(server) as conns:
+        pids = {worker_of(server.proc.pid, server.port, c.conn) for c in conns}
+        assert len(pids) == 2
+        for c in conns:
+            status, out = c.post(CHAT, chat_body())
+            assert (
+                status == 200
+                and out["choices"][0]["message"]["content"] == "Hello there! 你好 world"
+            )
+
+
+# --- graceful shutdown ------------------------------------------------------
+
+
+def _read_head(sock: socket.socket) -> bytes:
+    head = b""
+    while not head.endswith(b"\r\n\r\n"):
+        byte = sock.recv(1)
+        assert byte, f"connection closed after {head!r}"
+        head += byte
+    return head
+
+
+def _wait_until_refused(port: int) -> None:
+    """Poll (bounded) until the port refuses connections: the server stopped accepting."""
+    for _ in range(600):
+        try:
+            socket.create_connection((HOST, port), timeout=1).close()
+        except ConnectionRefusedError:
+            return
+        threading.Event().wait(0.05)
+    pytest.fail("the server kept accepting connections after SIGTERM")
+
+
+@pytest.mark.parametrize(
+    "workers, shutdown_timeout, answered", [(1, "30", True), (2, "30", True), (1, "0", False)]
+)
+def test_sigterm_finishes_the_call_in_flight(server_factory, workers, shutdown_timeout, answered):
+    """SIGTERM while a call is in flight (its handler waits for the body, held
+    back by the client): the server stops accepting, answers the call in full,
+    then exits by itself. With `--shutdown-timeout 0` it exits at once, and
+    uvicorn fails the call with a plain 500."""
+    args = [str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3", "--workers", str(workers)]
+    server = server_factory([*args, "--shutdown-timeout", shutdown_timeout])
+    body = json.dumps(chat_body()).encode()
+    head = (
+        f"POST {CHAT} HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\nExpect: 100-continue\r\n\r\n"
+    )
+    with socket.create_connection((HOST, server.port), timeout=30) as sock:
+        sock.sendall(head.encode())
+        # uvicorn sends "100 Continue" when the app first asks for the body.
+        assert _read_head(sock).startswith(b"HTTP/1.1 100")
+        server.proc.send_signal(signal.SIGTERM)
+        _wait_until_refused(server.port)
+        if answered:
+            assert server.proc.poll() is None  # draining
+            sock.sendall(body)
+        else:
+            server.proc.wait(timeout=30)  # it did not wait for the call
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        answer = response.read()
+        closed = sock.recv(1) == b""  # no keep-alive past shutdown
+    if answered:
+        assert response.status == 200, answer
+        assert content(answer) == "Hello there! 你好 world"
+    else:  # uvicorn's own answer to a call it cancelled
+        assert response.status == 500 and answer == b"Internal Server Error"
+    assert closed
+    # uvicorn re-raises the SIGTERM it handled once it is done (one worker).
+    assert server.proc.wait(timeout=30) in (0, -signal.SIGTERM)
+
+
+# --- the per-request time limit ----------------------------------------------
+
+
+def test_request_timeout_408_for_a_body_that_never_arrives_and_200_otherwise(server_factory):
+    server = server_factory(
+        [str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3", "--request-timeout", "0.5"]
+    )
+    conn = Connection(server.port)
+    try:
+        status, out = conn.post(CHAT, chat_body())
+        assert (
+            status == 200 and out["choices"][0]["message"]["content"] == "Hello there! 你好 world"
+        )
+    finally:
+        conn.close()
+    head = (
+        f"POST {CHAT} HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
+        'Content-Length: 1000\r\n\r\n{"model": '
+    )
+    with socket.create_connection((HOST, server.port), timeout=30) as sock:
+        sock.sendall(head.encode())
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        error = json.loads(response.read())["error"]
+        closed = sock.recv(1) == b""  # the unread body leaves the connection unusable
+    assert closed
+    assert response.status == 408
+    assert error["code"] == 408 and error["type"] == "Request Timeout"
+    assert "did not arrive within the server's 0.5 s limit (--request-timeout)" in error["message"]
+
+
+class StuckCore:
+    """A core whose calls last until the test lets them go."""
+
+    served_model_names = ["qwen3"]
+    max_model_len = 40960
+
+    def __init__(self) -> None:
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def handle(self, path, body, content_type=None, request_id=None):
+        self.entered.set()
+        self.release.wait(timeout=60)
+        return 200, b"{}"
+
+
+def test_request_timeout_503_for_a_call_still_being_derendered():
+    from starlette.testclient import TestClient
+
+    core = StuckCore()
+    config = ServerConfig(model=str(DEFAULT_MODEL_DIR), request_timeout=0.2)
+    try:
+        with TestClient(create_app(config, core)) as client:  # type: ignore[arg-type]
+            answer = client.post(CHAT, json=chat_body())
+            assert core.entered.is_set()
+            assert answer.status_code == 503
+            error = answer.json()["error"]
+            assert error["type"] == "Service Unavailable" and error["code"] == 503
+            assert "did not finish this request within its 0.2 s limit" in error["message"]
+            metrics = client.get("/metrics").text
+            assert f'derender_requests_total{{route="{CHAT}",status="503"}} 1' in metrics
+    finally:
+        core.release.set()
+
+
+def test_request_timeout_must_be_positive():
+    parser = build_parser()
+    for bad in ["0", "-1", "nan", "soon"]:
+        with pytest.raises(SystemExit):
+            parser.parse_args(["serve", "--request-timeout", bad])
+    args = parser.parse_args(["serve", "--request-timeout", "2.5"])
+    assert config_from_args(args).request_timeout == 2.5
+    assert config_from_args(parser.parse_args(["serve"])).request_timeout is None
+
+
+# --- settings every worker shares ----------------------------------------------
+
+
+def test_workers_share_the_secrets_through_the_config_env(monkeypatch):
+    """Workers build their app from DERENDER_SERVER_CONFIG: the signing and the
+    accepted secrets travel in it (the env vars are read once, by the CLI)."""
+    monkeypatch.setenv("DERENDER_STREAM_STATE_SECRET", "new")
+    monkeypatch.setenv("DERENDER_STREAM_STATE_ACCEPTED_SECRETS", "old, older,")
+    config = config_from_args(build_parser().parse_args(["serve"]))
+    assert config.stream_state_secret == "new"
+    assert config.stream_state_accepted_secrets == ["old", "older"]
+    monkeypatch.setenv("DERENDER_SERVER_CONFIG", config.to_env())
+    worker = ServerConfig.from_env()
+    assert worker.stream_state_secret == "new"
+    assert worker.stream_state_accepted_secrets == ["old", "older"]
+    assert "new" not in repr(worker) and "older" not in repr(worker)
+    # The flag wins over the environment.
+    args = build_parser().parse_args(["serve", "--stream-state-accepted-secrets", "a", "b"])
+    assert config_from_args(args).stream_state_accepted_secrets == ["a", "b"]
+
+
+def test_accepted_secrets_without_a_secret_stop_the_server(monkeypatch):
+    from derender.cli import main
+
+    monkeypatch.delenv("DERENDER_STREAM_STATE_SECRET", raising=False)
+    with pytest.raises(SystemExit, match="needs --stream-state-secret"):
+        main(["serve", "--stream-state-accepted-secrets", "old", "--port", "1"])
