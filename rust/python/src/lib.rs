@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use derender_core::parse::{ParserSpec, PluginRegistry};
 use derender_core::stream::{StateCodec, StateMode};
-use derender_core::{Derenderer as Core, Model, Route, Settings};
+use derender_core::{Derenderer as Core, Model, Route, Settings, Stats};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -131,6 +131,23 @@ impl Derenderer {
         Ok((reply.status, PyBytes::new(py, &reply.body)))
     }
 
+    /// `handle`, plus what the call did: `(status, body, CallStats)`.
+    #[pyo3(signature = (path, body, content_type="application/json", request_id=None))]
+    fn handle_measured<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+        request_id: Option<&str>,
+    ) -> PyResult<(u16, Bound<'py, PyBytes>, CallStats)> {
+        let Some(route) = Route::from_path(path) else {
+            return Err(PyValueError::new_err(format!("no native route for {path}")));
+        };
+        let reply = py.detach(|| self.inner.handle(route, content_type, request_id, body));
+        Ok((reply.status, PyBytes::new(py, &reply.body), CallStats::from(reply.stats)))
+    }
+
     /// Token ids of `text` (no special tokens added), as the tokenizer splits it.
     fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
         py.detach(|| self.inner.model.tokenizer.encode(text, false))
@@ -178,6 +195,65 @@ impl Derenderer {
     }
 }
 
+/// What one `handle_measured` call did (`derender_core::Stats`).
+#[pyclass(frozen, module = "derender._native")]
+struct CallStats {
+    /// `"batch"` or `"stream"` for a derender call read as one, else `None`.
+    #[pyo3(get)]
+    kind: Option<&'static str>,
+    /// Output token ids derendered (0 unless the call succeeded).
+    #[pyo3(get)]
+    tokens: usize,
+    /// JSON bytes of the request's / the answer's `stream_state`.
+    #[pyo3(get)]
+    state_bytes_in: Option<usize>,
+    #[pyo3(get)]
+    state_bytes_out: Option<usize>,
+    /// Seconds inside the reasoning / tool parsers; `None` when none ran.
+    #[pyo3(get)]
+    parser_seconds: Option<f64>,
+    /// The error envelope's `type` when the call failed.
+    #[pyo3(get)]
+    error: Option<&'static str>,
+    /// A panic was caught (and answered with a 500).
+    #[pyo3(get)]
+    panicked: bool,
+}
+
+impl From<Stats> for CallStats {
+    fn from(s: Stats) -> Self {
+        CallStats {
+            kind: s.kind.map(|k| k.as_str()),
+            tokens: s.tokens,
+            state_bytes_in: s.state_bytes_in,
+            state_bytes_out: s.state_bytes_out,
+            parser_seconds: s.parser_time.map(|d| d.as_secs_f64()),
+            error: s.error,
+            panicked: s.panicked,
+        }
+    }
+}
+
+#[pymethods]
+impl CallStats {
+    fn __repr__(&self) -> String {
+        fn py<T: std::fmt::Display>(v: Option<T>) -> String {
+            v.map_or_else(|| "None".to_string(), |v| v.to_string())
+        }
+        let quoted = |v: Option<&str>| py(v.map(|v| format!("'{v}'")));
+        format!(
+            "CallStats(kind={}, tokens={}, state_bytes_in={}, state_bytes_out={}, parser_seconds={}, error={}, panicked={})",
+            quoted(self.kind),
+            self.tokens,
+            py(self.state_bytes_in),
+            py(self.state_bytes_out),
+            py(self.parser_seconds),
+            quoted(self.error),
+            if self.panicked { "True" } else { "False" },
+        )
+    }
+}
+
 /// The native routes, for the HTTP layer to mount.
 #[pyfunction]
 fn native_routes() -> Vec<&'static str> {
@@ -194,6 +270,7 @@ fn native_routes() -> Vec<&'static str> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Derenderer>()?;
+    m.add_class::<CallStats>()?;
     m.add_class::<plugin::PluginTokenizer>()?;
     m.add_function(wrap_pyfunction!(native_routes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
