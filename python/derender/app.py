@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import time
 import uuid
 
@@ -18,17 +19,19 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from derender import __version__
+from derender import __version__, logs
 from derender._native import Derenderer
 from derender.config import ServerConfig
-from derender.metrics import Metrics
+from derender.metrics import CoreStats, Metrics
 
 # Bodies larger than this are derendered on a worker thread so a big batch
 # call does not stall the event loop; small ones run inline (cheaper).
 _INLINE_BODY_BYTES = 64 * 1024
 _GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")
+# Where a native route leaves its call's `CallStats` for `ObserveMiddleware`.
+_STATS_KEY = "derender.stats"
 
 
 def _error(status: int, message: str, kind: str, param: str | None = None) -> JSONResponse:
@@ -85,15 +88,95 @@ class ApiKeyMiddleware:
         return any(hmac.compare_digest(digest, d) for d in self.digests)
 
 
+class ObserveMiddleware:
+    """Outermost layer: times every request, counts its body bytes, feeds the metrics and
+    writes the access log line (never a body). Paths outside `routes` are labelled `other`
+    so clients cannot grow the label sets."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: frozenset[str]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        self.metrics.begin()
+        sizes = [0, 0]  # request body, response body
+        status = 500  # unless the app answers
+
+        async def counting_receive() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                sizes[0] += len(message.get("body", b""))
+            return message
+
+        async def counting_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                sizes[1] += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, counting_send)
+        except Exception:
+            logs.SERVER.exception("unhandled error", extra={"fields": _who(scope)})
+            raise
+        finally:
+            seconds = time.perf_counter() - t0
+            path = scope["path"]
+            route = path if path in self.routes else "other"
+            stats: CoreStats | None = scope.get(_STATS_KEY)
+            error = None
+            if status >= 400:
+                error = stats.error if stats is not None and stats.error else _phrase(status)
+            self.metrics.observe(route, status, seconds, sizes[0], sizes[1], error, stats)
+            if stats is not None and stats.panicked:
+                fields = {**_who(scope), "status": status}
+                logs.SERVER.error("rust panic caught (answered 500)", extra={"fields": fields})
+            if logs.ACCESS.isEnabledFor(logging.INFO):
+                fields = {
+                    **_who(scope),
+                    "status": status,
+                    "latency_ms": round(seconds * 1000, 3),
+                    "request_bytes": sizes[0],
+                    "response_bytes": sizes[1],
+                }
+                if stats is not None and stats.kind is not None:
+                    fields["kind"] = stats.kind
+                    fields["tokens"] = stats.tokens
+                if error is not None:
+                    fields["error"] = error
+                logs.ACCESS.info("request", extra={"fields": fields})
+
+
+def _who(scope: Scope) -> dict[str, object]:
+    """A request's method, path, request id and client, for a log line."""
+    request_id = None
+    for name, value in scope.get("headers") or ():
+        if name == b"x-request-id":
+            request_id = logs.clip(value.decode("latin-1"))
+    client = scope.get("client")
+    return {
+        "method": scope.get("method"),
+        "route": logs.clip(scope["path"]),
+        "request_id": request_id,
+        "client": client[0] if client else None,
+    }
+
+
 def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlette:
     """Build the ASGI app for one model (loading it unless `core` is given)."""
     if core is None:
         core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
-    metrics = Metrics()
+    metrics = Metrics(__version__)
     started = int(time.time())
 
     async def native(request: Request) -> Response:
-        t0 = time.perf_counter()
         path = request.url.path
         try:
             body = await _read_body(request, config.max_request_bytes)
@@ -108,12 +191,12 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         content_type = request.headers.get("content-type")
         request_id = request.headers.get("x-request-id")
         if len(body) > _INLINE_BODY_BYTES:
-            status, out = await anyio.to_thread.run_sync(
-                core.handle, path, body, content_type, request_id
+            status, out, stats = await anyio.to_thread.run_sync(
+                core.handle_measured, path, body, content_type, request_id
             )
         else:
-            status, out = core.handle(path, body, content_type, request_id)
-        metrics.observe(path, status, time.perf_counter() - t0, len(body))
+            status, out, stats = core.handle_measured(path, body, content_type, request_id)
+        request.scope[_STATS_KEY] = stats
         return Response(out, status_code=status, media_type="application/json")
 
     async def health(request: Request) -> Response:
@@ -177,6 +260,9 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
     if config.api_keys:
         app.add_middleware(ApiKeyMiddleware, keys=config.api_keys)
+    # Added last, so it wraps everything (401s included).
+    known = frozenset(r.path for r in routes)
+    app.add_middleware(ObserveMiddleware, metrics=metrics, routes=known)
     app.state.core = core
     app.state.config = config
     return app
@@ -193,7 +279,9 @@ def _phrase(status: int) -> str:
 
 def create_app_from_env() -> Starlette:
     """uvicorn factory used by `derender serve` (also for --workers N)."""
-    return create_app(ServerConfig.from_env())
+    config = ServerConfig.from_env()
+    logs.configure(config.log_level)
+    return create_app(config)
 
 
 __all__ = ["create_app", "create_app_from_env"]

@@ -50,7 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="reject request bodies larger than this with a 413 (vLLM has no cap)",
     )
     serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--log-level", default="warning")
+    serve.add_argument(
+        "--log-level",
+        default="warning",
+        help="uvicorn's and derender's log level; info adds a JSON access line per request",
+    )
     serve.add_argument("--reasoning-parser", default=None)
     serve.add_argument("--tool-call-parser", default=None)
     serve.add_argument("--enable-auto-tool-choice", action="store_true")
@@ -150,6 +154,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         reasoning_parser_plugin=_plugin_path(args.reasoning_parser_plugin),
         stream_state_mode=args.stream_state_mode,
         stream_state_secret=args.stream_state_secret or os.environ.get(SECRET_ENV) or None,
+        log_level=args.log_level,
     )
 
 

@@ -31,6 +31,8 @@ class ServerConfig:
     reasoning_parser_plugin: str | None = None
     stream_state_mode: str = "compact"
     stream_state_secret: str | None = field(default=None, repr=False)
+    # `--log-level`: the `derender` JSON logs (access lines at info).
+    log_level: str = "warning"
 
     def core_kwargs(self) -> dict[str, object]:
         """Keyword arguments of `derender.Derenderer` for these settings (importing the
