@@ -267,12 +267,98 @@ fn native_routes() -> Vec<&'static str> {
     ]
 }
 
+/// A Rust panic (which `Derenderer::handle` catches and answers with a 500)
+/// is reported as one JSON line on stderr, like the server's logs: where it
+/// happened and its message (clipped). `RUST_BACKTRACE` adds Rust's report.
+fn install_panic_hook() {
+    let rust_report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("{}", panic_line(info));
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            rust_report(info);
+        }
+    }));
+}
+
+fn panic_line(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    let message =
+        payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    let line = serde_json::json!({
+        "time": utc_now(),
+        "level": "error",
+        "logger": "derender.native",
+        "event": "rust panic (the call is answered with a 500)",
+        "location": info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())),
+        "message": message.map(|m| m.chars().take(300).collect::<String>()),
+    });
+    line.to_string()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` (the Python logs' format), without a date crate.
+fn utc_now() -> String {
+    utc_at(std::time::SystemTime::now())
+}
+
+fn utc_at(t: std::time::SystemTime) -> String {
+    let now = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let (days, secs) = ((now.as_secs() / 86400) as i64, now.as_secs() % 86400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{:03}Z", now.subsec_millis())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
     m.add_class::<Derenderer>()?;
     m.add_class::<CallStats>()?;
     m.add_class::<plugin::PluginTokenizer>()?;
     m.add_function(wrap_pyfunction!(native_routes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    #[test]
+    fn a_panic_is_one_json_line_with_its_place_and_message() {
+        std::panic::set_hook(Box::new(|info| LINES.lock().expect("lock").push(super::panic_line(info))));
+        let what = "x".repeat(400);
+        let _ = std::panic::catch_unwind(|| panic!("boom {what}"));
+        let _ = std::panic::take_hook();
+        let line = LINES.lock().expect("lock").pop().expect("a line");
+        let v: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(v["level"], "error");
+        assert!(v["location"].as_str().expect("location").starts_with("rust/python/src/lib.rs:"), "{v}");
+        let message = v["message"].as_str().expect("message");
+        assert!(message.starts_with("boom xxx") && message.chars().count() == 300);
+        let time = v["time"].as_str().expect("time");
+        assert!(time.len() == 24 && time.ends_with('Z') && &time[10..11] == "T", "{time}");
+    }
+
+    #[test]
+    fn utc_dates_are_civil_dates() {
+        // 2024-02-29 (a leap day) and 2000-03-01, from their day numbers.
+        let day = |days: u64| {
+            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(days * 86400 + 3661);
+            super::utc_at(t)
+        };
+        assert_eq!(day(19782), "2024-02-29T01:01:01.000Z");
+        assert_eq!(day(11017), "2000-03-01T01:01:01.000Z");
+        assert_eq!(day(0), "1970-01-01T01:01:01.000Z");
+    }
 }
