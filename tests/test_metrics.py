@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections import defaultdict
 
 import httpx
@@ -318,3 +319,64 @@ def test_served_access_log_is_json_on_stderr(server_factory):
     assert line["logger"] == "derender.access" and line["route"] == CHAT
     assert line["status"] == 200 and line["tokens"] == 7
     assert "Hello" not in out
+
+
+class _Stats(_PanickedStats):
+    kind = "stream"
+    tokens = 3
+    state_bytes_in = 600
+    state_bytes_out = 700
+    parser_seconds = 0.00002
+    error = None
+    panicked = False
+
+
+def test_workers_add_up_counters_of_all_and_gauges_of_the_live(monkeypatch):
+    from derender import metrics
+    from derender.metrics import Metrics
+
+    mine, live, dead = Metrics("v"), Metrics("v"), Metrics("v")
+    for m in (mine, live, live, dead):
+        m.begin()
+        m.observe(CHAT, 200, 0.0004, 100, 50, None, _Stats())
+    live.begin()  # still answering
+    peers = [(live.snapshot(), True), (dead.snapshot(), False)]
+    peers[0][0]["process"] = {"resident_memory_bytes": 1000, "cpu_seconds_total": 2.0}
+    peers[1][0]["process"] = {"resident_memory_bytes": 5000, "cpu_seconds_total": 3.0}
+    sample = {"resident_memory_bytes": 100, "cpu_seconds_total": 1.0, "max_fds": 10}
+    monkeypatch.setattr(metrics, "process_sample", lambda: dict(sample))
+    text = mine.render(peers)
+    s = parse(text)
+    assert value(s, "derender_requests_total", route=CHAT, status=200) == 4
+    assert value(s, "derender_tokens_total", route=CHAT, kind="stream") == 12
+    assert value(s, "derender_request_body_bytes_total", route=CHAT) == 400
+    assert value(s, "derender_stream_state_bytes_count", route=CHAT, direction="out") == 4
+    assert value(s, "derender_stream_state_bytes_sum", route=CHAT, direction="in") == 2400
+    assert value(s, "derender_request_seconds_bucket", route=CHAT, le="0.0005") == 4
+    assert value(s, "derender_workers") == 2
+    assert value(s, "derender_requests_in_flight") == 1
+    # Memory of the live workers, CPU time of all, the fd limit of the one answering.
+    assert value(s, "process_resident_memory_bytes") == 1100
+    assert value(s, "process_cpu_seconds_total") == 6
+    assert value(s, "process_max_fds") == 10
+    check_histograms(text)
+
+
+def test_two_workers_answer_metrics_for_the_whole_server(server_factory):
+    s = server_factory([str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3", "--workers", "2"])
+    body = {"generate_response": {"request_id": "b", "choices": [{"index": 0, "token_ids": HELLO}]}}
+    for _ in range(6):  # a connection each: the kernel spreads them over the workers
+        assert httpx.post(s.url + CHAT, json=body).status_code == 200
+    # The other worker's counts arrive within its dump interval (1 s): poll, bounded. Whichever
+    # worker answers, the totals never step back (a counter that does reads as a reset).
+    seen, workers = [], 0.0
+    for _ in range(200):
+        samples = parse(httpx.get(s.url + "/metrics").text)
+        seen.append(value(samples, "derender_tokens_total", route=CHAT, kind="batch"))
+        workers = value(samples, "derender_workers")
+        if seen[-6:] == [42] * 6 and workers == 2:
+            break
+        time.sleep(0.05)
+    assert seen[-6:] == [42] * 6 and seen == sorted(seen), seen
+    assert workers == 2
+    assert value(samples, "derender_requests_total", route=CHAT, status=200) == 6

@@ -7,11 +7,13 @@ decided in Rust; this module only moves bytes and adds the server routes
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 
 import anyio
 from starlette.applications import Starlette
@@ -24,7 +26,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from derender import __version__, logs
 from derender._native import Derenderer
 from derender.config import ServerConfig
-from derender.metrics import CoreStats, Metrics
+from derender.metrics import CoreStats, Metrics, SharedMetrics
 
 # Bodies larger than this are derendered on a worker thread so a big batch
 # call does not stall the event loop; small ones run inline (cheaper).
@@ -174,6 +176,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
     if core is None:
         core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     metrics = Metrics(__version__)
+    # Workers of one server add up their metrics through a shared directory.
+    shared = SharedMetrics(config.metrics_dir, metrics) if config.metrics_dir else None
     started = int(time.time())
 
     async def native(request: Request) -> Response:
@@ -238,7 +242,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         return JSONResponse({"object": "list", "data": cards})
 
     async def metrics_route(request: Request) -> Response:
-        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+        text = shared.render() if shared else metrics.render()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -257,7 +262,21 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         Route("/v1/models", models, methods=["GET"]),
         Route("/metrics", metrics_route, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if shared is None:
+            yield
+            return
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(shared.run)
+            yield
+            tasks.cancel_scope.cancel()
+        shared.dump()  # the last counts, for the workers still serving
+
+    app = Starlette(
+        routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan
+    )
     if config.api_keys:
         app.add_middleware(ApiKeyMiddleware, keys=config.api_keys)
     # Added last, so it wraps everything (401s included).

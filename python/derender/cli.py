@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import socket
 import sys
+import tempfile
 
 from derender.config import DEFAULT_MAX_REQUEST_BYTES, ENV_VAR, SECRET_ENV, ServerConfig
+from derender.logs import uvicorn_log_config
 from derender.models import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME
 
 # vLLM flags that change nothing a derender server does: accepted so a
@@ -185,6 +189,9 @@ def serve(args: argparse.Namespace) -> None:
         Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
+    if args.workers > 1:  # the workers add up their metrics here
+        config.metrics_dir = tempfile.mkdtemp(prefix="derender-metrics-")
+        atexit.register(shutil.rmtree, config.metrics_dir, ignore_errors=True)
     os.environ[ENV_VAR] = config.to_env()
     uv_config = uvicorn.Config(
         "derender.app:create_app_from_env",
@@ -193,6 +200,7 @@ def serve(args: argparse.Namespace) -> None:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        log_config=uvicorn_log_config(),
         access_log=False,
         timeout_graceful_shutdown=30,
     )

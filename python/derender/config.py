@@ -33,6 +33,8 @@ class ServerConfig:
     stream_state_secret: str | None = field(default=None, repr=False)
     # `--log-level`: the `derender` JSON logs (access lines at info).
     log_level: str = "warning"
+    # Set by `derender serve --workers N` (N > 1): where workers share their metrics.
+    metrics_dir: str | None = None
 
     def core_kwargs(self) -> dict[str, object]:
         """Keyword arguments of `derender.Derenderer` for these settings (importing the

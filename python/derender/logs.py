@@ -1,4 +1,4 @@
-"""Structured logs: one JSON object per line on stderr.
+"""Structured logs: one JSON object per line on stderr (uvicorn's own lines included).
 
 `derender.access` writes one line per request at INFO (`--log-level info`): time, method,
 route, status, latency, body sizes, the `X-Request-Id` header and, for native calls, what the
@@ -51,6 +51,26 @@ def configure(level: str) -> None:
     SERVER.setLevel(_level(level))
 
 
+def uvicorn_log_config() -> dict[str, Any]:
+    """uvicorn's own lines (startup, shutdown, errors) as JSON lines too (`logging.config`)."""
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "derender.logs.JsonFormatter"}},
+        "handlers": {
+            "stderr": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "loggers": {
+            "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+            "uvicorn.access": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
+        },
+    }
+
+
 def _level(name: str) -> int:
     if name.lower() == "trace":  # uvicorn's extra level
         return logging.DEBUG
@@ -58,4 +78,4 @@ def _level(name: str) -> int:
     return value if isinstance(value, int) else logging.WARNING
 
 
-__all__ = ["ACCESS", "SERVER", "JsonFormatter", "clip", "configure"]
+__all__ = ["ACCESS", "SERVER", "JsonFormatter", "clip", "configure", "uvicorn_log_config"]

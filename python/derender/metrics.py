@@ -8,12 +8,13 @@ the parsers) comes back with each native call as a `CallStats`, so no body is re
 from __future__ import annotations
 
 import bisect
+import json
 import os
 import resource
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 # A native call takes ~0.1 ms in the core and ~0.5 ms over HTTP: the buckets start well below.
 LATENCY_BUCKETS = (
@@ -94,14 +95,21 @@ def _number(value: float) -> str:
 class _Counter:
     def __init__(self, name: str, help_: str, labels: tuple[str, ...]) -> None:
         self.name, self.help, self.labels = name, help_, labels
-        self.values: dict[tuple[object, ...], float] = defaultdict(int)
+        self.values: dict[tuple[Any, ...], float] = defaultdict(int)
 
-    def inc(self, key: tuple[object, ...], amount: float = 1) -> None:
+    def inc(self, key: tuple[Any, ...], amount: float = 1) -> None:
         self.values[key] += amount
 
-    def render(self, kind: str = "counter") -> Iterable[str]:
+    def dump(self) -> list[list[Any]]:
+        return [[*key, value] for key, value in self.values.items()]
+
+    def load(self, rows: list[list[Any]]) -> None:
+        for *key, value in rows:
+            self.values[tuple(key)] += value
+
+    def render(self) -> Iterable[str]:
         yield f"# HELP {self.name} {self.help}"
-        yield f"# TYPE {self.name} {kind}"
+        yield f"# TYPE {self.name} counter"
         for key, value in sorted(self.values.items()):
             yield f"{self.name}{_labels(self.labels, key)} {_number(value)}"
 
@@ -112,15 +120,26 @@ class _Histogram:
     ) -> None:
         self.name, self.help, self.labels, self.buckets = name, help_, labels, buckets
         # Per label set: the count in each bucket (not cumulative), +Inf last; then the sum.
-        self.counts: dict[tuple[object, ...], list[int]] = {}
-        self.sums: dict[tuple[object, ...], float] = defaultdict(float)
+        self.counts: dict[tuple[Any, ...], list[int]] = {}
+        self.sums: dict[tuple[Any, ...], float] = defaultdict(float)
 
-    def observe(self, key: tuple[object, ...], value: float) -> None:
+    def observe(self, key: tuple[Any, ...], value: float) -> None:
         counts = self.counts.get(key)
         if counts is None:
             counts = self.counts[key] = [0] * (len(self.buckets) + 1)
         counts[bisect.bisect_left(self.buckets, value)] += 1
         self.sums[key] += value
+
+    def dump(self) -> list[list[Any]]:
+        return [[list(key), list(counts), self.sums[key]] for key, counts in self.counts.items()]
+
+    def load(self, rows: list[list[Any]]) -> None:
+        for key, counts, total in rows:
+            key = tuple(key)
+            mine = self.counts.setdefault(key, [0] * (len(self.buckets) + 1))
+            if len(counts) == len(mine):
+                self.counts[key] = [a + b for a, b in zip(mine, counts, strict=True)]
+                self.sums[key] += total
 
     def render(self) -> Iterable[str]:
         yield f"# HELP {self.name} {self.help}"
@@ -226,73 +245,106 @@ class Metrics:
             if stats.state_bytes_out is not None:
                 self.state_bytes.observe((route, "out"), stats.state_bytes_out)
 
-    def render(self) -> str:
+    def _families(self) -> tuple[list[_Counter], list[_Histogram]]:
+        counters = [self.requests, self.bytes_in, self.bytes_out, self.errors, self.panics]
+        return [*counters, self.tokens], [self.latency, self.parser, self.state_bytes]
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything as plain JSON data, with this process's resource sample."""
+        counters, histograms = self._families()
+        with self._lock:
+            return {
+                "in_flight": self.in_flight,
+                "counters": {c.name: c.dump() for c in counters},
+                "histograms": {h.name: h.dump() for h in histograms},
+                "process": process_sample(),
+            }
+
+    def render(self, peers: Iterable[Peer] = (), mine: dict[str, Any] | None = None) -> str:
+        """The Prometheus text: this process's metrics (`mine`: a snapshot taken now unless
+        given) plus those of `peers` (the other workers of the server): counters and
+        histograms of every worker that ever answered, gauges of the live ones."""
+        total = Metrics(self.version)
+        mine = mine if mine is not None else self.snapshot()
+        samples, all_samples = [mine["process"]], [mine["process"]]
+        in_flight = mine["in_flight"]
+        for snap, alive in [(mine, True), *peers]:
+            counters, histograms = total._families()
+            for c in counters:
+                c.load(snap["counters"].get(c.name, []))
+            for h in histograms:
+                h.load(snap["histograms"].get(h.name, []))
+            if snap is not mine:
+                all_samples.append(snap.get("process", {}))
+                if alive:
+                    samples.append(snap.get("process", {}))
+                    in_flight += snap.get("in_flight", 0)
         lines = [
             "# HELP derender_build_info The derender version serving.",
             "# TYPE derender_build_info gauge",
             f'derender_build_info{{version="{_escape(self.version)}"}} 1',
+            "# HELP derender_workers Live worker processes these metrics add up.",
+            "# TYPE derender_workers gauge",
+            f"derender_workers {len(samples)}",
             "# HELP derender_requests_in_flight Requests being answered now.",
             "# TYPE derender_requests_in_flight gauge",
+            f"derender_requests_in_flight {in_flight}",
         ]
-        with self._lock:
-            lines.append(f"derender_requests_in_flight {self.in_flight}")
-            for family in (self.requests, self.bytes_in, self.bytes_out, self.errors):
-                lines += family.render()
-            lines += self.panics.render()
-            lines += self.tokens.render()
-            for hist in (self.latency, self.parser, self.state_bytes):
-                lines += hist.render()
-        lines += _process_metrics()
+        counters, histograms = total._families()
+        for family in (*counters, *histograms):
+            lines += family.render()
+        lines += _render_process(samples, all_samples)
         return "\n".join(lines) + "\n"
 
 
-def _process_metrics() -> list[str]:
-    """The standard `process_*` metrics (Prometheus client conventions), from /proc."""
+# A peer's snapshot and whether its process is alive.
+Peer = tuple[dict[str, Any], bool]
+
+# name, type, help, and how workers add up: "all" (dead ones too: a counter), "live", "first".
+_PROCESS = (
+    ("cpu_seconds_total", "counter", "User and system CPU time spent, in seconds.", "all"),
+    ("resident_memory_bytes", "gauge", "Resident memory size in bytes.", "live"),
+    ("virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", "live"),
+    ("threads", "gauge", "OS threads.", "live"),
+    ("open_fds", "gauge", "Open file descriptors.", "live"),
+    ("start_time_seconds", "gauge", "Start time since the Unix epoch, in seconds.", "first"),
+    ("max_fds", "gauge", "The limit on open file descriptors.", "first"),
+)
+
+
+def _render_process(live: list[dict[str, float]], every: list[dict[str, float]]) -> list[str]:
+    """The standard `process_*` metrics (Prometheus client conventions); with several
+    workers, the server's totals (this worker's start time and fd limit)."""
     out: list[str] = []
+    for name, kind, help_, merge in _PROCESS:
+        pool = every if merge == "all" else live[:1] if merge == "first" else live
+        values = [s[name] for s in pool if name in s]
+        if values:
+            full = f"process_{name}"
+            out += (f"# HELP {full} {help_}", f"# TYPE {full} {kind}")
+            out.append(f"{full} {_number(sum(values))}")
+    return out
 
-    def add(name: str, kind: str, help_: str, value: float) -> None:
-        out.extend((f"# HELP {name} {help_}", f"# TYPE {name} {kind}", f"{name} {_number(value)}"))
 
+def process_sample() -> dict[str, float]:
+    """This process's resources, from getrusage and /proc (Linux)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    add(
-        "process_cpu_seconds_total",
-        "counter",
-        "User and system CPU time spent, in seconds.",
-        usage.ru_utime + usage.ru_stime,
-    )
+    out = {
+        "cpu_seconds_total": usage.ru_utime + usage.ru_stime,
+        "max_fds": resource.getrlimit(resource.RLIMIT_NOFILE)[0],
+    }
     try:
         with open("/proc/self/stat", "rb") as f:
-            # Fields after the command name (which may hold spaces), from field 3 on.
+            # The fields after the command name (which may hold spaces): field 3 on.
             fields = f.read().rsplit(b")", 1)[1].split()
-        page = os.sysconf("SC_PAGE_SIZE")
-        add(
-            "process_resident_memory_bytes",
-            "gauge",
-            "Resident memory size in bytes.",
-            int(fields[21]) * page,
-        )
-        add(
-            "process_virtual_memory_bytes",
-            "gauge",
-            "Virtual memory size in bytes.",
-            int(fields[20]),
-        )
-        add("process_threads", "gauge", "OS threads in the process.", int(fields[17]))
-        add(
-            "process_start_time_seconds",
-            "gauge",
-            "Start time of the process since the Unix epoch, in seconds.",
-            _boot_time() + int(fields[19]) / os.sysconf("SC_CLK_TCK"),
-        )
-        add("process_open_fds", "gauge", "Open file descriptors.", len(os.listdir("/proc/self/fd")))
-    except (OSError, ValueError, IndexError):
-        pass  # Not Linux: the CPU time and the limit below are still known.
-    add(
-        "process_max_fds",
-        "gauge",
-        "The limit on open file descriptors.",
-        resource.getrlimit(resource.RLIMIT_NOFILE)[0],
-    )
+        out["resident_memory_bytes"] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        out["virtual_memory_bytes"] = int(fields[20])
+        out["threads"] = int(fields[17])
+        ticks = os.sysconf("SC_CLK_TCK")
+        out["start_time_seconds"] = _boot_time() + int(fields[19]) / ticks
+        out["open_fds"] = len(os.listdir("/proc/self/fd"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        pass  # Not Linux: CPU time and the fd limit only.
     return out
 
 
@@ -308,4 +360,67 @@ def _boot_time() -> float:
     return _BOOT_TIME
 
 
-__all__ = ["CoreStats", "Metrics"]
+class SharedMetrics:
+    """The workers of one `derender serve --workers N` share their metrics through a
+    directory: each writes its snapshot there every `interval` seconds (`run`), and `/metrics`
+    adds the other workers' last snapshots to its own, so any worker answers for the server
+    (the others' counts are at most `interval` old, or as new as their last scrape)."""
+
+    def __init__(self, directory: str, metrics: Metrics, interval: float = 1.0) -> None:
+        self.directory = directory
+        self.metrics = metrics
+        self.interval = interval
+        self.pid = os.getpid()
+
+    def dump(self, snapshot: dict[str, Any] | None = None) -> None:
+        path = os.path.join(self.directory, f"{self.pid}.json")
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(snapshot if snapshot is not None else self.metrics.snapshot(), f)
+        os.replace(tmp, path)
+
+    def render(self) -> str:
+        """`/metrics` for the whole server. What this worker reports is written out first,
+        so whichever worker answers the next scrape reports at least as much: the counters
+        never step back between scrapes (Prometheus would read that as a reset)."""
+        mine = self.metrics.snapshot()
+        self.dump(mine)
+        return self.metrics.render(self.peers(), mine)
+
+    def peers(self) -> list[Peer]:
+        out: list[Peer] = []
+        try:
+            names = os.listdir(self.directory)
+        except OSError:
+            return out
+        for name in names:
+            pid_text, _, ext = name.partition(".")
+            if ext != "json" or not pid_text.isdigit() or int(pid_text) == self.pid:
+                continue
+            try:
+                with open(os.path.join(self.directory, name), encoding="utf-8") as f:
+                    snap = json.load(f)
+            except (OSError, ValueError):
+                continue  # gone, or being replaced
+            out.append((snap, _alive(int(pid_text))))
+        return out
+
+    async def run(self) -> None:
+        import anyio
+
+        while True:
+            self.dump()
+            await anyio.sleep(self.interval)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+__all__ = ["CoreStats", "Metrics", "SharedMetrics", "process_sample"]
