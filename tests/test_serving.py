@@ -262,10 +262,10 @@ class StuckCore:
     def __init__(self) -> None:
         self.entered, self.release = threading.Event(), threading.Event()
 
-    def handle(self, path, body, content_type=None, request_id=None):
+    def handle_measured(self, path, body, content_type=None, request_id=None):
         self.entered.set()
         self.release.wait(timeout=60)
-        return 200, b"{}"
+        return 200, b"{}", None
 
 
 def test_request_timeout_503_for_a_call_still_being_derendered():

@@ -34,6 +34,14 @@ class Derenderer:
         request_id: str | None = None,
     ) -> tuple[int, bytes]:
         """Answer one request on a native route: (HTTP status, JSON body)."""
+    def handle_measured(
+        self,
+        path: str,
+        body: bytes,
+        content_type: str | None = "application/json",
+        request_id: str | None = None,
+    ) -> tuple[int, bytes, CallStats]:
+        """`handle`, plus what the call did (for metrics)."""
     def encode(self, text: str) -> list[int]:
         """Token ids of `text`, without special tokens."""
     def decode(self, ids: list[int]) -> str:
@@ -50,6 +58,31 @@ class Derenderer:
     def has_parser(self) -> bool: ...
     @property
     def vocab_size(self) -> int: ...
+
+class CallStats:
+    """What one `handle_measured` call did (derender_core::Stats)."""
+
+    @property
+    def kind(self) -> str | None:
+        """`"batch"` or `"stream"` for a derender call read as one, else None."""
+    @property
+    def tokens(self) -> int:
+        """Output token ids derendered (0 unless the call succeeded)."""
+    @property
+    def state_bytes_in(self) -> int | None:
+        """JSON bytes of the request's `stream_state`."""
+    @property
+    def state_bytes_out(self) -> int | None:
+        """JSON bytes of the answer's `stream_state`."""
+    @property
+    def parser_seconds(self) -> float | None:
+        """Seconds inside the reasoning / tool parsers; None when none ran."""
+    @property
+    def error(self) -> str | None:
+        """The error envelope's `type` when the call failed."""
+    @property
+    def panicked(self) -> bool:
+        """A Rust panic was caught (and answered with a 500)."""
 
 class PluginTokenizer:
     """The tokenizer parser plugins are constructed with (docs/plugins.md)."""

@@ -7,10 +7,13 @@ decided in Rust; this module only moves bytes and adds the server routes
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
+import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, nullcontext
 
 import anyio
@@ -19,17 +22,19 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from derender import __version__
+from derender import __version__, logs
 from derender._native import Derenderer
 from derender.config import ServerConfig
-from derender.metrics import Metrics
+from derender.metrics import CoreStats, Metrics, SharedMetrics
 
 # Bodies larger than this are derendered on a worker thread so a big batch
 # call does not stall the event loop; small ones run inline (cheaper).
 _INLINE_BODY_BYTES = 64 * 1024
 _GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")
+# Where a native route leaves its call's `CallStats` for `ObserveMiddleware`.
+_STATS_KEY = "derender.stats"
 
 
 def _error(status: int, message: str, kind: str, param: str | None = None) -> JSONResponse:
@@ -93,14 +98,19 @@ async def _call_native(
     body: bytes,
     content_type: str | None,
     request_id: str | None,
-) -> tuple[int, bytes]:
-    """`core.handle`: inline for small bodies (cheapest), on a worker thread for big
+) -> tuple[int, bytes, CoreStats]:
+    """`core.handle_measured`: inline for small bodies (cheapest), on a worker thread for big
     ones (the event loop stays free) and for every body under a time limit: a
     call past it is abandoned to finish on its thread, its answer dropped."""
     if limit is None and len(body) <= _INLINE_BODY_BYTES:
-        return core.handle(path, body, content_type, request_id)
+        return core.handle_measured(path, body, content_type, request_id)
     return await anyio.to_thread.run_sync(
-        core.handle, path, body, content_type, request_id, abandon_on_cancel=limit is not None
+        core.handle_measured,
+        path,
+        body,
+        content_type,
+        request_id,
+        abandon_on_cancel=limit is not None,
     )
 
 
@@ -120,15 +130,97 @@ def _timed_out(limit: float | None, body_received: bool) -> JSONResponse:
     return _error(503, f"{message} (--request-timeout); retry later", "Service Unavailable")
 
 
+class ObserveMiddleware:
+    """Outermost layer: times every request, counts its body bytes, feeds the metrics and
+    writes the access log line (never a body). Paths outside `routes` are labelled `other`
+    so clients cannot grow the label sets."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics, routes: frozenset[str]) -> None:
+        self.app = app
+        self.metrics = metrics
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        t0 = time.perf_counter()
+        self.metrics.begin()
+        sizes = [0, 0]  # request body, response body
+        status = 500  # unless the app answers
+
+        async def counting_receive() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                sizes[0] += len(message.get("body", b""))
+            return message
+
+        async def counting_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif message["type"] == "http.response.body":
+                sizes[1] += len(message.get("body", b""))
+            await send(message)
+
+        try:
+            await self.app(scope, counting_receive, counting_send)
+        except Exception:
+            logs.SERVER.exception("unhandled error", extra={"fields": _who(scope)})
+            raise
+        finally:
+            seconds = time.perf_counter() - t0
+            path = scope["path"]
+            route = path if path in self.routes else "other"
+            stats: CoreStats | None = scope.get(_STATS_KEY)
+            error = None
+            if status >= 400:
+                error = stats.error if stats is not None and stats.error else _phrase(status)
+            self.metrics.observe(route, status, seconds, sizes[0], sizes[1], error, stats)
+            if stats is not None and stats.panicked:
+                fields = {**_who(scope), "status": status}
+                logs.SERVER.error("rust panic caught (answered 500)", extra={"fields": fields})
+            if logs.ACCESS.isEnabledFor(logging.INFO):
+                fields = {
+                    **_who(scope),
+                    "status": status,
+                    "latency_ms": round(seconds * 1000, 3),
+                    "request_bytes": sizes[0],
+                    "response_bytes": sizes[1],
+                }
+                if stats is not None and stats.kind is not None:
+                    fields["kind"] = stats.kind
+                    fields["tokens"] = stats.tokens
+                if error is not None:
+                    fields["error"] = error
+                logs.ACCESS.info("request", extra={"fields": fields})
+
+
+def _who(scope: Scope) -> dict[str, object]:
+    """A request's method, path, request id and client, for a log line."""
+    request_id = None
+    for name, value in scope.get("headers") or ():
+        if name == b"x-request-id":
+            request_id = logs.clip(value.decode("latin-1"))
+    client = scope.get("client")
+    return {
+        "method": scope.get("method"),
+        "route": logs.clip(scope["path"]),
+        "request_id": request_id,
+        "client": client[0] if client else None,
+    }
+
+
 def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlette:
     """Build the ASGI app for one model (loading it unless `core` is given)."""
     if core is None:
         core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
-    metrics = Metrics()
+    metrics = Metrics(__version__)
+    # Workers of one server add up their metrics through a shared directory.
+    shared = SharedMetrics(config.metrics_dir, metrics) if config.metrics_dir else None
     started = int(time.time())
 
     async def native(request: Request) -> Response:
-        t0 = time.perf_counter()
         path = request.url.path
         content_type = request.headers.get("content-type")
         request_id = request.headers.get("x-request-id")
@@ -136,7 +228,7 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         try:
             with _time_limit(config.request_timeout):
                 body = await _read_body(request, config.max_request_bytes)
-                status, out = await _call_native(
+                status, out, stats = await _call_native(
                     core, config.request_timeout, path, body, content_type, request_id
                 )
         except BodyTooLarge:
@@ -148,10 +240,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
                 "body",
             )
         except TimeoutError:
-            answer = _timed_out(config.request_timeout, body_received=body is not None)
-            metrics.observe(path, answer.status_code, time.perf_counter() - t0, len(body or b""))
-            return answer
-        metrics.observe(path, status, time.perf_counter() - t0, len(body))
+            return _timed_out(config.request_timeout, body_received=body is not None)
+        request.scope[_STATS_KEY] = stats
         return Response(out, status_code=status, media_type="application/json")
 
     async def health(request: Request) -> Response:
@@ -193,7 +283,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         return JSONResponse({"object": "list", "data": cards})
 
     async def metrics_route(request: Request) -> Response:
-        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4")
+        text = shared.render() if shared else metrics.render()
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
@@ -212,9 +303,26 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         Route("/v1/models", models, methods=["GET"]),
         Route("/metrics", metrics_route, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if shared is None:
+            yield
+            return
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(shared.run)
+            yield
+            tasks.cancel_scope.cancel()
+        shared.dump()  # the last counts, for the workers still serving
+
+    app = Starlette(
+        routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan
+    )
     if config.api_keys:
         app.add_middleware(ApiKeyMiddleware, keys=config.api_keys)
+    # Added last, so it wraps everything (401s included).
+    known = frozenset(r.path for r in routes)
+    app.add_middleware(ObserveMiddleware, metrics=metrics, routes=known)
     app.state.core = core
     app.state.config = config
     return app
@@ -231,7 +339,9 @@ def _phrase(status: int) -> str:
 
 def create_app_from_env() -> Starlette:
     """uvicorn factory used by `derender serve` (also for --workers N)."""
-    return create_app(ServerConfig.from_env())
+    config = ServerConfig.from_env()
+    logs.configure(config.log_level)
+    return create_app(config)
 
 
 __all__ = ["create_app", "create_app_from_env"]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import socket
 import sys
+import tempfile
 
 from derender.config import (
     ACCEPTED_SECRETS_ENV,
@@ -14,6 +17,7 @@ from derender.config import (
     SECRET_ENV,
     ServerConfig,
 )
+from derender.logs import uvicorn_log_config
 from derender.models import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME
 
 DEFAULT_SHUTDOWN_TIMEOUT = 30.0
@@ -74,7 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="on SIGTERM, let calls in flight finish for up to this many seconds "
         f"(default {DEFAULT_SHUTDOWN_TIMEOUT:g})",
     )
-    serve.add_argument("--log-level", default="warning")
+    serve.add_argument(
+        "--log-level",
+        default="warning",
+        help="uvicorn's and derender's log level; info adds a JSON access line per request",
+    )
     serve.add_argument("--reasoning-parser", default=None)
     serve.add_argument("--tool-call-parser", default=None)
     serve.add_argument("--enable-auto-tool-choice", action="store_true")
@@ -199,6 +207,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         stream_state_secret=args.stream_state_secret or os.environ.get(SECRET_ENV) or None,
         stream_state_accepted_secrets=_accepted_secrets(args.stream_state_accepted_secrets),
         request_timeout=args.request_timeout,
+        log_level=args.log_level,
     )
 
 
@@ -235,6 +244,9 @@ def serve(args: argparse.Namespace) -> None:
         Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
+    if args.workers > 1:  # the workers add up their metrics here
+        config.metrics_dir = tempfile.mkdtemp(prefix="derender-metrics-")
+        atexit.register(shutil.rmtree, config.metrics_dir, ignore_errors=True)
     os.environ[ENV_VAR] = config.to_env()
     uv_config = uvicorn.Config(
         "derender.app:create_app_from_env",
@@ -243,6 +255,7 @@ def serve(args: argparse.Namespace) -> None:
         port=args.port,
         workers=args.workers,
         log_level=args.log_level,
+        log_config=uvicorn_log_config(),
         access_log=False,
         timeout_graceful_shutdown=args.shutdown_timeout,
         timeout_keep_alive=_keep_alive(),

@@ -37,6 +37,10 @@ class ServerConfig:
     stream_state_accepted_secrets: list[str] = field(default_factory=list, repr=False)
     # `--request-timeout`: seconds a call may take (body and answer); None: no limit.
     request_timeout: float | None = None
+    # `--log-level`: the `derender` JSON logs (access lines at info).
+    log_level: str = "warning"
+    # Set by `derender serve --workers N` (N > 1): where workers share their metrics.
+    metrics_dir: str | None = None
 
     def core_kwargs(self) -> dict[str, object]:
         """Keyword arguments of `derender.Derenderer` for these settings (importing the

@@ -13,6 +13,7 @@ pub mod pydantic;
 pub mod pyrepr;
 pub mod render;
 pub mod service;
+pub mod stats;
 pub mod stream;
 pub mod wire;
 
@@ -20,3 +21,4 @@ pub use derender::{Derenderer, Settings};
 pub use error::ApiError;
 pub use model::Model;
 pub use service::{Reply, Route};
+pub use stats::{CallKind, Stats};

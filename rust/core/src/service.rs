@@ -8,9 +8,10 @@ use serde_json::Value;
 use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::pydantic::{Errors, Loc};
+use crate::stats::{json_len, CallKind, Stats};
+use crate::stream::Outgoing;
 use crate::wire::lazy_body::split_prompt_ids;
-use crate::wire::request::{parse_chat, parse_completion, ChatBody, CompletionBody, StreamRequest};
-use crate::wire::response::StreamResponse;
+use crate::wire::request::{parse_chat, parse_completion, ChatBody, CompletionBody, GenResponse, StreamRequest};
 
 /// Routes the native core answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,15 +38,17 @@ impl Route {
     }
 }
 
-/// A finished HTTP answer.
+/// A finished HTTP answer, with what the call did (for metrics).
 pub struct Reply {
     pub status: u16,
     pub body: Vec<u8>,
+    pub stats: Stats,
 }
 
 impl From<ApiError> for Reply {
     fn from(e: ApiError) -> Reply {
-        Reply { status: e.status, body: e.to_json() }
+        let stats = Stats { error: Some(e.kind), ..Stats::default() };
+        Reply { status: e.status, body: e.to_json(), stats }
     }
 }
 
@@ -54,14 +57,27 @@ impl Derenderer {
     /// answered with a 500 envelope instead of taking the worker down.
     /// `request_id` is the `X-Request-Id` header (render uses it).
     pub fn handle(&self, route: Route, content_type: Option<&str>, request_id: Option<&str>, body: &[u8]) -> Reply {
+        let mut stats = Stats::default();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            self.handle_inner(route, content_type, request_id, body)
+            self.handle_inner(route, content_type, request_id, body, &mut stats)
         }));
-        match result {
-            Ok(Ok(reply)) => reply,
-            Ok(Err(e)) => e.into(),
-            Err(_) => ApiError::internal("internal error while derendering (a bug: please report it)").into(),
+        let (status, body) = match result {
+            Ok(Ok(ok)) => ok,
+            Ok(Err(e)) => {
+                stats.error = Some(e.kind);
+                (e.status, e.to_json())
+            }
+            Err(_) => {
+                let e = ApiError::internal("internal error while derendering (a bug: please report it)");
+                stats.error = Some(e.kind);
+                stats.panicked = true;
+                (e.status, e.to_json())
+            }
+        };
+        if status != 200 {
+            stats.tokens = 0;
         }
+        Reply { status, body, stats }
     }
 
     fn handle_inner(
@@ -70,20 +86,29 @@ impl Derenderer {
         content_type: Option<&str>,
         request_id: Option<&str>,
         body: &[u8],
-    ) -> Result<Reply, ApiError> {
+        stats: &mut Stats,
+    ) -> Result<Answer, ApiError> {
         check_media_type(content_type)?;
-        if let Some(reply) = self.stream_with_plain_prompt(route, body) {
+        if let Some(reply) = self.stream_with_plain_prompt(route, body, stats) {
             return reply;
         }
         let value = parse_json(body)?;
         match route {
             Route::ChatDerender => match parse_chat(value.as_ref())? {
-                ChatBody::Batch(req) => ok_json(&self.chat_batch(&req)?),
-                ChatBody::Stream(req) => self.chat_stream_reply(&req),
+                ChatBody::Batch(req) => {
+                    stats.kind = Some(CallKind::Batch);
+                    stats.tokens = output_ids(std::slice::from_ref(&req.generate_response));
+                    ok_json(&self.chat_batch(&req, stats)?)
+                }
+                ChatBody::Stream(req) => self.chat_stream_reply(&req, value.as_ref(), stats),
             },
             Route::CompletionDerender => match parse_completion(value.as_ref())? {
-                CompletionBody::Batch(req) => ok_json(&self.completion_batch(&req)?),
-                CompletionBody::Stream(req) => self.completion_stream_reply(&req),
+                CompletionBody::Batch(req) => {
+                    stats.kind = Some(CallKind::Batch);
+                    stats.tokens = output_ids(&req.generate_responses);
+                    ok_json(&self.completion_batch(&req)?)
+                }
+                CompletionBody::Stream(req) => self.completion_stream_reply(&req, value.as_ref(), stats),
             },
             Route::ChatRender => ok_json(&self.chat_render(value.as_ref(), request_id)?),
             Route::CompletionRender => ok_json(&self.completion_render(value.as_ref(), request_id)?),
@@ -93,11 +118,24 @@ impl Derenderer {
     }
 }
 
+/// `(status, body)` of an answer that worked out.
+type Answer = (u16, Vec<u8>);
+
+/// Output ids a derender call decodes (a stream chunk's are its delta).
+fn output_ids(responses: &[GenResponse]) -> usize {
+    responses.iter().flat_map(|r| &r.choices).map(|c| c.token_ids.as_ref().map_or(0, Vec::len)).sum()
+}
+
 impl Derenderer {
     /// The fast lane of a stream chunk whose `prompt_token_ids` is a plain
     /// id list (`wire::lazy_body`); `None` sends it down the ordinary path
     /// (which also gives a refused body its exact error).
-    fn stream_with_plain_prompt(&self, route: Route, body: &[u8]) -> Option<Result<Reply, ApiError>> {
+    fn stream_with_plain_prompt(
+        &self,
+        route: Route,
+        body: &[u8],
+        stats: &mut Stats,
+    ) -> Option<Result<Answer, ApiError>> {
         if !matches!(route, Route::ChatDerender | Route::CompletionDerender) {
             return None;
         }
@@ -105,28 +143,62 @@ impl Derenderer {
         if route == Route::ChatDerender {
             let Ok(ChatBody::Stream(mut req)) = parse_chat(Some(&value)) else { return None };
             req.prompt_token_ids = Some(ids);
-            return Some(self.chat_stream_reply(&req));
+            return Some(self.chat_stream_reply(&req, Some(&value), stats));
         }
         let Ok(CompletionBody::Stream(mut req)) = parse_completion(Some(&value)) else { return None };
         req.prompt_token_ids = Some(ids);
-        Some(self.completion_stream_reply(&req))
+        Some(self.completion_stream_reply(&req, Some(&value), stats))
     }
 
-    fn chat_stream_reply(&self, req: &StreamRequest) -> Result<Reply, ApiError> {
-        let (chunk, state) = self.chat_stream(req)?;
-        ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
+    fn chat_stream_reply(
+        &self,
+        req: &StreamRequest,
+        body: Option<&Value>,
+        stats: &mut Stats,
+    ) -> Result<Answer, ApiError> {
+        measure_stream(req, body, stats);
+        let (chunk, state) = self.chat_stream(req, stats)?;
+        stream_json(&chunk, &state, stats)
     }
 
-    fn completion_stream_reply(&self, req: &StreamRequest) -> Result<Reply, ApiError> {
+    fn completion_stream_reply(
+        &self,
+        req: &StreamRequest,
+        body: Option<&Value>,
+        stats: &mut Stats,
+    ) -> Result<Answer, ApiError> {
+        measure_stream(req, body, stats);
         let (chunk, state) = self.completion_stream(req)?;
-        ok_json(&StreamResponse { chunk: &chunk, stream_state: &state })
+        stream_json(&chunk, &state, stats)
     }
 }
 
-fn ok_json<T: Serialize>(value: &T) -> Result<Reply, ApiError> {
+/// A stream call's kind, delta size and incoming state size.
+fn measure_stream(req: &StreamRequest, body: Option<&Value>, stats: &mut Stats) {
+    stats.kind = Some(CallKind::Stream);
+    stats.tokens = output_ids(std::slice::from_ref(&req.generate_chunk));
+    let state = body.and_then(|b| b.get("stream_state")).filter(|s| !s.is_null());
+    stats.state_bytes_in = state.map(json_len);
+}
+
+/// `{"chunk": ..., "stream_state": ...}`, written field by field (as serde
+/// writes the struct) to see how many bytes the state takes.
+fn stream_json<C: Serialize>(chunk: &C, state: &Outgoing, stats: &mut Stats) -> Result<Answer, ApiError> {
+    let encode = |e: serde_json::Error| ApiError::internal(format!("could not encode the response: {e}"));
+    let mut body = b"{\"chunk\":".to_vec();
+    serde_json::to_writer(&mut body, chunk).map_err(encode)?;
+    body.extend_from_slice(b",\"stream_state\":");
+    let start = body.len();
+    serde_json::to_writer(&mut body, state).map_err(encode)?;
+    stats.state_bytes_out = Some(body.len() - start);
+    body.push(b'}');
+    Ok((200, body))
+}
+
+fn ok_json<T: Serialize>(value: &T) -> Result<Answer, ApiError> {
     let body =
         serde_json::to_vec(value).map_err(|e| ApiError::internal(format!("could not encode the response: {e}")))?;
-    Ok(Reply { status: 200, body })
+    Ok((200, body))
 }
 
 /// `validate_json_request`: the media type must be exactly `application/json`.
@@ -200,4 +272,23 @@ fn char_offset(text: &str, line: usize, column: usize) -> usize {
         pos += l.chars().count() + 1;
     }
     pos
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::request::StreamState;
+    use crate::wire::response::StreamResponse;
+
+    #[test]
+    fn stream_json_writes_what_serde_writes_and_sizes_the_state() {
+        let chunk = serde_json::json!({"id": "r", "choices": [{"delta": {"content": "é\"x"}}]});
+        let state = Outgoing::Vllm(StreamState { prev_tokens: vec!["a".into()], read_offset: 1, ..Default::default() });
+        let mut stats = Stats::default();
+        let (status, body) = stream_json(&chunk, &state, &mut stats).expect("encodes");
+        assert_eq!(status, 200);
+        let expected = serde_json::to_vec(&StreamResponse { chunk: &chunk, stream_state: &state }).expect("encodes");
+        assert_eq!(body, expected);
+        assert_eq!(stats.state_bytes_out, Some(serde_json::to_vec(&state).expect("encodes").len()));
+    }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use derender_core::parse::strict::StrictLevel;
 use derender_core::parse::{ParserSpec, PluginRegistry};
 use derender_core::stream::{StateCodec, StateMode};
-use derender_core::{Derenderer as Core, Model, Route, Settings};
+use derender_core::{Derenderer as Core, Model, Route, Settings, Stats};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -147,6 +147,23 @@ impl Derenderer {
         Ok((reply.status, PyBytes::new(py, &reply.body)))
     }
 
+    /// `handle`, plus what the call did: `(status, body, CallStats)`.
+    #[pyo3(signature = (path, body, content_type="application/json", request_id=None))]
+    fn handle_measured<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        body: &[u8],
+        content_type: Option<&str>,
+        request_id: Option<&str>,
+    ) -> PyResult<(u16, Bound<'py, PyBytes>, CallStats)> {
+        let Some(route) = Route::from_path(path) else {
+            return Err(PyValueError::new_err(format!("no native route for {path}")));
+        };
+        let reply = py.detach(|| self.inner.handle(route, content_type, request_id, body));
+        Ok((reply.status, PyBytes::new(py, &reply.body), CallStats::from(reply.stats)))
+    }
+
     /// Token ids of `text` (no special tokens added), as the tokenizer splits it.
     fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
         py.detach(|| self.inner.model.tokenizer.encode(text, false))
@@ -194,6 +211,65 @@ impl Derenderer {
     }
 }
 
+/// What one `handle_measured` call did (`derender_core::Stats`).
+#[pyclass(frozen, module = "derender._native")]
+struct CallStats {
+    /// `"batch"` or `"stream"` for a derender call read as one, else `None`.
+    #[pyo3(get)]
+    kind: Option<&'static str>,
+    /// Output token ids derendered (0 unless the call succeeded).
+    #[pyo3(get)]
+    tokens: usize,
+    /// JSON bytes of the request's / the answer's `stream_state`.
+    #[pyo3(get)]
+    state_bytes_in: Option<usize>,
+    #[pyo3(get)]
+    state_bytes_out: Option<usize>,
+    /// Seconds inside the reasoning / tool parsers; `None` when none ran.
+    #[pyo3(get)]
+    parser_seconds: Option<f64>,
+    /// The error envelope's `type` when the call failed.
+    #[pyo3(get)]
+    error: Option<&'static str>,
+    /// A panic was caught (and answered with a 500).
+    #[pyo3(get)]
+    panicked: bool,
+}
+
+impl From<Stats> for CallStats {
+    fn from(s: Stats) -> Self {
+        CallStats {
+            kind: s.kind.map(|k| k.as_str()),
+            tokens: s.tokens,
+            state_bytes_in: s.state_bytes_in,
+            state_bytes_out: s.state_bytes_out,
+            parser_seconds: s.parser_time.map(|d| d.as_secs_f64()),
+            error: s.error,
+            panicked: s.panicked,
+        }
+    }
+}
+
+#[pymethods]
+impl CallStats {
+    fn __repr__(&self) -> String {
+        fn py<T: std::fmt::Display>(v: Option<T>) -> String {
+            v.map_or_else(|| "None".to_string(), |v| v.to_string())
+        }
+        let quoted = |v: Option<&str>| py(v.map(|v| format!("'{v}'")));
+        format!(
+            "CallStats(kind={}, tokens={}, state_bytes_in={}, state_bytes_out={}, parser_seconds={}, error={}, panicked={})",
+            quoted(self.kind),
+            self.tokens,
+            py(self.state_bytes_in),
+            py(self.state_bytes_out),
+            py(self.parser_seconds),
+            quoted(self.error),
+            if self.panicked { "True" } else { "False" },
+        )
+    }
+}
+
 /// The native routes, for the HTTP layer to mount.
 #[pyfunction]
 fn native_routes() -> Vec<&'static str> {
@@ -207,11 +283,98 @@ fn native_routes() -> Vec<&'static str> {
     ]
 }
 
+/// A Rust panic (which `Derenderer::handle` catches and answers with a 500)
+/// is reported as one JSON line on stderr, like the server's logs: where it
+/// happened and its message (clipped). `RUST_BACKTRACE` adds Rust's report.
+fn install_panic_hook() {
+    let rust_report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("{}", panic_line(info));
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            rust_report(info);
+        }
+    }));
+}
+
+fn panic_line(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    let message =
+        payload.downcast_ref::<&str>().copied().or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+    let line = serde_json::json!({
+        "time": utc_now(),
+        "level": "error",
+        "logger": "derender.native",
+        "event": "rust panic (the call is answered with a 500)",
+        "location": info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())),
+        "message": message.map(|m| m.chars().take(300).collect::<String>()),
+    });
+    line.to_string()
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmmZ` (the Python logs' format), without a date crate.
+fn utc_now() -> String {
+    utc_at(std::time::SystemTime::now())
+}
+
+fn utc_at(t: std::time::SystemTime) -> String {
+    let now = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let (days, secs) = ((now.as_secs() / 86400) as i64, now.as_secs() % 86400);
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{:03}Z", now.subsec_millis())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
     m.add_class::<Derenderer>()?;
+    m.add_class::<CallStats>()?;
     m.add_class::<plugin::PluginTokenizer>()?;
     m.add_function(wrap_pyfunction!(native_routes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    static LINES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+    #[test]
+    fn a_panic_is_one_json_line_with_its_place_and_message() {
+        std::panic::set_hook(Box::new(|info| LINES.lock().expect("lock").push(super::panic_line(info))));
+        let what = "x".repeat(400);
+        let _ = std::panic::catch_unwind(|| panic!("boom {what}"));
+        let _ = std::panic::take_hook();
+        let line = LINES.lock().expect("lock").pop().expect("a line");
+        let v: serde_json::Value = serde_json::from_str(&line).expect("JSON");
+        assert_eq!(v["level"], "error");
+        assert!(v["location"].as_str().expect("location").starts_with("rust/python/src/lib.rs:"), "{v}");
+        let message = v["message"].as_str().expect("message");
+        assert!(message.starts_with("boom xxx") && message.chars().count() == 300);
+        let time = v["time"].as_str().expect("time");
+        assert!(time.len() == 24 && time.ends_with('Z') && &time[10..11] == "T", "{time}");
+    }
+
+    #[test]
+    fn utc_dates_are_civil_dates() {
+        // 2024-02-29 (a leap day) and 2000-03-01, from their day numbers.
+        let day = |days: u64| {
+            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(days * 86400 + 3661);
+            super::utc_at(t)
+        };
+        assert_eq!(day(19782), "2024-02-29T01:01:01.000Z");
+        assert_eq!(day(11017), "2000-03-01T01:01:01.000Z");
+        assert_eq!(day(0), "1970-01-01T01:01:01.000Z");
+    }
 }

@@ -5,6 +5,7 @@ use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs::{self, ChatLogprobs, LogprobError};
 use crate::parse::ChatContext;
+use crate::stats::Stats;
 use crate::stream::{Opened, Outgoing, Payload};
 use crate::wire::request::{ChatBatchRequest, OutputOptions, StreamRequest, StreamState};
 use crate::wire::response::{
@@ -22,7 +23,7 @@ pub(crate) fn top_limit(request: Option<&OutputOptions>) -> Option<usize> {
 }
 
 impl Derenderer {
-    pub fn chat_batch(&self, req: &ChatBatchRequest) -> Result<ChatCompletion, ApiError> {
+    pub fn chat_batch(&self, req: &ChatBatchRequest, stats: &mut Stats) -> Result<ChatCompletion, ApiError> {
         self.check_model(req.model.as_deref())?;
         let gen = &req.generate_response;
         self.validate_bounds(std::slice::from_ref(gen))?;
@@ -65,8 +66,12 @@ impl Derenderer {
             );
             let (message, finish_reason) = match &parsing {
                 Some((spec, ctx)) => {
-                    let mut parser = spec.build(ctx, &self.model);
-                    let fields = parser.parse_message(&text, ctx, gen.prompt_token_ids.as_deref());
+                    let prompt = gen.prompt_token_ids.as_deref();
+                    let (parser, fields) = stats.parsing(|| {
+                        let mut parser = spec.build(ctx, &self.model);
+                        let fields = parser.parse_message(&text, ctx, prompt);
+                        (parser, fields)
+                    });
                     if let Some(error) = parser.failure() {
                         return Err(error);
                     }
@@ -109,7 +114,7 @@ impl Derenderer {
         })
     }
 
-    pub fn chat_stream(&self, req: &StreamRequest) -> Result<(ChatChunk, Outgoing), ApiError> {
+    pub fn chat_stream(&self, req: &StreamRequest, stats: &mut Stats) -> Result<(ChatChunk, Outgoing), ApiError> {
         self.check_model(req.model.as_deref())?;
         let request = req.request.as_ref();
         if request.is_some_and(|r| r.stop_given) {
@@ -146,7 +151,7 @@ impl Derenderer {
         }
         if let (Some(spec), Some(r)) = (parser, request) {
             let ctx = ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs);
-            return self.chat_stream_parsed(spec, req, opened, &ctx, r);
+            return self.chat_stream_parsed(spec, req, opened, &ctx, r, stats);
         }
         let skip = skip_special(request, false);
         let (mut state, mut window) = self.plain_state(req, opened, skip)?;

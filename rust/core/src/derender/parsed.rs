@@ -17,6 +17,7 @@ use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs;
 use crate::parse::{ChatContext, ChatStreamProcessor, ParserSpec};
+use crate::stats::Stats;
 use crate::stream::{Opened, Outgoing, ParserState, Payload, StateMode};
 use crate::wire::request::{OutputOptions, StreamRequest, StreamState};
 use crate::wire::response::{ChatChunk, ChatStreamChoice, Delta};
@@ -46,14 +47,15 @@ impl Derenderer {
         opened: Option<Opened>,
         ctx: &ChatContext,
         request: &OutputOptions,
+        stats: &mut Stats,
     ) -> Result<(ChatChunk, Outgoing), ApiError> {
-        let mut processor = ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx);
+        let mut processor = stats.parsing(|| ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx));
         // Without a secret a compact state is the client's word: whatever
         // it makes a parser do is that client's problem, never a 5xx.
         let unverified = matches!(opened, Some(Opened::Ours(_))) && !self.settings.stream_state.signs();
         let run = std::panic::AssertUnwindSafe(|| {
-            let progress = self.resume(spec, req, opened, ctx, request, &mut processor)?;
-            self.parse_chunk(spec, req, ctx, request, &mut processor, progress)
+            let progress = self.resume(spec, req, opened, ctx, request, &mut processor, stats)?;
+            self.parse_chunk(spec, req, ctx, request, &mut processor, progress, stats)
         });
         if !unverified {
             return run();
@@ -62,6 +64,7 @@ impl Derenderer {
     }
 
     /// Bring `processor` to where the stream stands.
+    #[allow(clippy::too_many_arguments)]
     fn resume(
         &self,
         spec: &ParserSpec,
@@ -70,6 +73,7 @@ impl Derenderer {
         ctx: &ChatContext,
         request: &OutputOptions,
         processor: &mut ChatStreamProcessor,
+        stats: &mut Stats,
     ) -> Result<Progress, ApiError> {
         let prompt = req.prompt_token_ids.as_deref();
         let (vllm, seed, prompt_len) = match opened {
@@ -102,7 +106,7 @@ impl Derenderer {
             start += len as usize;
             let plan = self.plan_chunk(held, chunk, None, None, Some(request), false);
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
-            processor.step(&text, &plan.ids, None, parser_prompt, ctx);
+            stats.parsing(|| processor.step(&text, &plan.ids, None, parser_prompt, ctx));
             held = plan.held;
         }
         processor.tools_streamed = vllm.tools_streamed;
@@ -139,6 +143,7 @@ impl Derenderer {
     }
 
     /// Parse the request's chunk and build the answer and the next state.
+    #[allow(clippy::too_many_arguments)]
     fn parse_chunk(
         &self,
         spec: &ParserSpec,
@@ -147,6 +152,7 @@ impl Derenderer {
         request: &OutputOptions,
         processor: &mut ChatStreamProcessor,
         mut p: Progress,
+        stats: &mut Stats,
     ) -> Result<(ChatChunk, Outgoing), ApiError> {
         let parser_prompt = parser_prompt(spec, req.prompt_token_ids.as_deref());
         let hide_metadata = !ctx.include_reasoning;
@@ -161,7 +167,7 @@ impl Derenderer {
             let (mut delta, mut finish_reason) = (None, None);
             if !delta_ids.is_empty() || finish.is_some() {
                 let text = self.decode_chunk(&plan, &mut p.window, choice, Some(request), false);
-                (delta, finish_reason) = processor.step(&text, &plan.ids, finish, parser_prompt, ctx);
+                (delta, finish_reason) = stats.parsing(|| processor.step(&text, &plan.ids, finish, parser_prompt, ctx));
             }
             let stop_reason = plan.stop_reason;
             p.held = plan.held;
