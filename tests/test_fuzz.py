@@ -583,3 +583,40 @@ def test_seeds_cover_every_post_route(targets):
     for target in targets.values():
         assert {p for p, _ in target.requests} == set(POST_ROUTES)
         assert target.raw_requests
+
+
+class BrokenCore:
+    """A core that answers 500 (a caught panic) or raises."""
+
+    served_model_names = ["qwen3"]
+    max_model_len = 512
+
+    def __init__(self, raises: bool) -> None:
+        self.raises = raises
+
+    def handle(self, path, body, content_type=None, request_id=None):
+        if self.raises:
+            raise RuntimeError("boom")
+        err = {"message": "boom", "type": "InternalServerError", "param": None, "code": 500}
+        return 500, json.dumps({"error": err}).encode()
+
+
+def test_a_caught_panic_is_logged_and_answered_with_the_envelope(caplog):
+    config = ServerConfig(model=str(DEFAULT_MODEL_DIR))
+    with TestClient(create_app(config, BrokenCore(raises=False))) as client:  # type: ignore[arg-type]
+        with caplog.at_level("ERROR", logger="uvicorn.error"):
+            resp = client.post("/tokenize", content=b"{}", headers={"x-request-id": "r-77"})
+    assert resp.status_code == 500
+    assert resp.json()["error"]["type"] == "InternalServerError"
+    logged = [r.getMessage() for r in caplog.records]
+    assert any("/tokenize answered 500 (x-request-id r-77)" in m for m in logged), logged
+
+
+def test_an_exception_in_the_app_is_answered_with_the_envelope():
+    config = ServerConfig(model=str(DEFAULT_MODEL_DIR))
+    app = create_app(config, BrokenCore(raises=True))  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as client:
+        resp = client.post("/v1/chat/completions/derender", content=b"{}")
+    assert resp.status_code == 500
+    err = resp.json()["error"]
+    assert set(err) == {"message", "type", "param", "code"} and err["code"] == 500

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import time
 import uuid
 
@@ -29,6 +30,8 @@ from derender.metrics import Metrics
 # call does not stall the event loop; small ones run inline (cheaper).
 _INLINE_BODY_BYTES = 64 * 1024
 _GUARDED_PREFIXES = ("/v1", "/v2", "/inference", "/cohere")
+# Where uvicorn logs an application's errors.
+log = logging.getLogger("uvicorn.error")
 
 
 def _error(status: int, message: str, kind: str, param: str | None = None) -> JSONResponse:
@@ -114,6 +117,10 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         else:
             status, out = core.handle(path, body, content_type, request_id)
         metrics.observe(path, status, time.perf_counter() - t0, len(body))
+        if status >= 500:
+            # The core caught a panic (a bug): say which request met it.
+            reply = out[:2000].decode("utf-8", "replace")
+            log.error("%s answered %d (x-request-id %s): %s", path, status, request_id, reply)
         return Response(out, status_code=status, media_type="application/json")
 
     async def health(request: Request) -> Response:
@@ -161,6 +168,10 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         assert isinstance(exc, HTTPException)
         return _error(exc.status_code, str(exc.detail), _phrase(exc.status_code))
 
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # Starlette re-raises after answering, so uvicorn logs the traceback.
+        return _error(500, "internal server error (a bug: please report it)", "InternalServerError")
+
     routes = [
         Route("/v1/chat/completions/derender", native, methods=["POST"]),
         Route("/v1/completions/derender", native, methods=["POST"]),
@@ -174,7 +185,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         Route("/v1/models", models, methods=["GET"]),
         Route("/metrics", metrics_route, methods=["GET"]),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    handlers = {HTTPException: http_error, Exception: internal_error}
+    app = Starlette(routes=routes, exception_handlers=handlers)
     if config.api_keys:
         app.add_middleware(ApiKeyMiddleware, keys=config.api_keys)
     app.state.core = core
