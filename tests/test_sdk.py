@@ -8,14 +8,19 @@ server flags, for every config under golden test."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import io
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pydantic
 import pytest
 from conftest import MODEL_DIRS, REFERENCE
 from test_goldens import CONFIGS, CONFIGS_UNDER_TEST, load_cases
+from test_round_trip import engine_url  # noqa: F401 - the engine simulator fixture
 
 from derender import Derenderer
 
@@ -29,6 +34,7 @@ ChatCompletion = chat_types.ChatCompletion
 ChatCompletionChunk = chat_types.ChatCompletionChunk
 Completion = openai_types.Completion
 
+EXAMPLE = Path(__file__).parent.parent / "examples" / "openai_sdk.py"
 CHAT = "/v1/chat/completions/derender"
 CMPL = "/v1/completions/derender"
 # Server flags that become Derenderer keyword arguments (--tokenizer-mode
@@ -140,3 +146,20 @@ def test_answers_validate_as_sdk_types(config):
     # The one documented reject is real (mid-stream completion chunks).
     assert counts["known"] > 0, counts
     assert problems == [], "\n".join(problems[:10])
+
+
+def test_openai_sdk_example_runs(server_factory, engine_url):  # noqa: F811
+    """examples/openai_sdk.py against `derender serve` and `derender engine`."""
+    spec = importlib.util.spec_from_file_location("openai_sdk_example", EXAMPLE)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    render = server_factory([]).url
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        example.main(render, engine_url)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == 'tool call: get_weather({"city": "Paris"})'
+    assert lines[1] == "finish_reason: tool_calls"
+    assert lines[2].startswith("streamed: ") and len(lines[2]) > 30
+    assert lines[3].startswith("usage: ") and lines[4].startswith("completion: ")
