@@ -8,8 +8,25 @@ mod support;
 use derender_core::{Derenderer, Route};
 use serde_json::Value;
 
-/// Mutated bodies per core (`DERENDER_FUZZ_ITERATIONS` raises it by hand).
+/// Mutated bodies per core (`DERENDER_FUZZ_ITERATIONS` raises it by hand):
+/// the qwen3 cores, and each other parser family's.
 const ITERATIONS: usize = 5000;
+const OTHER_ITERATIONS: usize = 1000;
+
+/// The other configs whose goldens and models the repository carries.
+const OTHER_CONFIGS: [&str; 11] = [
+    "qwen3_plain_bounds",
+    "deepseek_r1",
+    "qwen3_coder",
+    "seed_oss",
+    "glm47",
+    "minimax_m2",
+    "llama3_json",
+    "llama3_pythonic",
+    "deepseek_v3",
+    "deepseek_v31",
+    "mistral",
+];
 
 const ROUTES: [Route; 6] = [
     Route::ChatDerender,
@@ -176,11 +193,11 @@ fn check(route: Route, body: &[u8], status: u16, answer: &[u8]) {
     );
 }
 
-fn fuzz(config: &str, seed: u64) {
+fn fuzz(config: &str, seed: u64, iterations: usize) {
     let d = support::derenderer(config);
     let seeds = seeds(&d, config);
     assert!(seeds.len() > 200, "{config}: {} seeds", seeds.len());
-    let iterations = std::env::var("DERENDER_FUZZ_ITERATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(ITERATIONS);
+    let iterations = std::env::var("DERENDER_FUZZ_ITERATIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(iterations);
     let mut rng = Rng(seed);
     for _ in 0..iterations {
         let (mut route, body) = &seeds[rng.below(seeds.len())];
@@ -196,10 +213,19 @@ fn fuzz(config: &str, seed: u64) {
 
 #[test]
 fn mutated_plain_requests_never_answer_5xx() {
-    fuzz("qwen3_plain", 0x5eed_0001);
+    fuzz("qwen3_plain", 0x5eed_0001, ITERATIONS);
 }
 
 #[test]
 fn mutated_parser_requests_never_answer_5xx() {
-    fuzz("qwen3_hermes", 0x5eed_0002);
+    fuzz("qwen3_hermes", 0x5eed_0002, ITERATIONS);
+}
+
+#[test]
+fn mutated_requests_of_every_other_family_never_answer_5xx() {
+    for (i, config) in OTHER_CONFIGS.iter().enumerate() {
+        if support::exists(&support::model_dir(support::config(config)["model"].as_str().unwrap_or_default())) {
+            fuzz(config, 0x5eed_0100 + i as u64, OTHER_ITERATIONS);
+        }
+    }
 }
