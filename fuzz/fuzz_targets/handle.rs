@@ -55,8 +55,8 @@ fn cores() -> &'static [Derenderer; 2] {
 fuzz_target!(|data: &[u8]| {
     let Some((&head, body)) = data.split_first() else { return };
     let route = ROUTES[usize::from(head & 7) % ROUTES.len()];
-    let core = &cores()[usize::from(head >> 3 & 1)];
-    let content_type = CONTENT_TYPES[usize::from(head >> 4 & 3)];
+    let core = &cores()[usize::from((head >> 3) & 1)];
+    let content_type = CONTENT_TYPES[usize::from((head >> 4) & 3)];
     let reply = core.handle(route, content_type, None, body);
     assert_ne!(reply.status, 500, "{route:?}: {}", String::from_utf8_lossy(&reply.body));
     assert!(reply.status >= 200 && reply.status < 500, "status {}", reply.status);
