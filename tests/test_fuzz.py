@@ -20,6 +20,7 @@ import base64
 import gzip
 import json
 import os
+import resource
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -158,8 +159,24 @@ class Target:
 
     def post(self, path: str, data: bytes, headers: dict[str, str] | None = None):
         SENT[0] += 1
+        if LONG_RUN:
+            return self._post_watched(path, data, headers)
         hdrs = {"content-type": "application/json", **(headers or {})}
         return self.client.post(path, content=data, headers=hdrs)
+
+    def _post_watched(self, path: str, data: bytes, headers: dict[str, str] | None):
+        """Long runs: note a request after which this process's peak memory
+        jumped by more than 1 GB (a body that makes the core allocate)."""
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        hdrs = {"content-type": "application/json", **(headers or {})}
+        resp = self.client.post(path, content=data, headers=hdrs)
+        grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+        if grown > 1 << 20:  # KiB
+            where = f"/tmp/derender-fuzz-memory-{SENT[0]}.bin"
+            with open(where, "wb") as f:
+                f.write(path.encode() + b"\n" + data)
+            print(f"\n{path}: peak memory +{grown >> 10} MiB on a {len(data)}-byte body ({where})")
+        return resp
 
     def close(self) -> None:
         self.client.__exit__(None, None, None)
@@ -376,7 +393,9 @@ def mutated(draw, seed: Any, rounds: int = 3) -> Any:
         elif op == "tweak":
             parent[key] = draw(same_type(old))
         elif op == "grow" and isinstance(old, list) and old:
-            parent[key] = old * draw(st.sampled_from([2, 100, 10000]))
+            # At most ~300,000 items: the point is size, not this process's memory.
+            times = draw(st.sampled_from([2, 100, 10000]))
+            parent[key] = old * max(1, min(times, 300000 // len(old)))
         else:
             parent[key] = draw(nasty)
     return value
