@@ -290,6 +290,10 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         assert isinstance(exc, HTTPException)
         return _error(exc.status_code, str(exc.detail), _phrase(exc.status_code))
 
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        # Starlette re-raises after answering, so uvicorn logs the traceback.
+        return _error(500, "internal server error (a bug: please report it)", "InternalServerError")
+
     routes = [
         Route("/v1/chat/completions/derender", native, methods=["POST"]),
         Route("/v1/completions/derender", native, methods=["POST"]),
@@ -315,9 +319,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
             tasks.cancel_scope.cancel()
         shared.dump()  # the last counts, for the workers still serving
 
-    app = Starlette(
-        routes=routes, exception_handlers={HTTPException: http_error}, lifespan=lifespan
-    )
+    handlers = {HTTPException: http_error, Exception: internal_error}
+    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
     if config.api_keys:
         app.add_middleware(ApiKeyMiddleware, keys=config.api_keys)
     # Added last, so it wraps everything (401s included).
