@@ -303,6 +303,35 @@ def test_a_caught_panic_is_logged_with_its_route_and_counted(caplog):
     assert MARKER not in JsonFormatter().format(record)
 
 
+class _RaisingCore(_PanickingCore):
+    def handle_measured(self, path, body, content_type, request_id):
+        raise RuntimeError(MARKER)
+
+
+def test_an_unhandled_exception_is_counted_as_the_envelope_says_and_logged(caplog):
+    caplog.set_level(logging.WARNING, logger="derender")
+    client = TestClient(
+        create_app(ServerConfig(model="m", served_model_names=["qwen3"]), _RaisingCore()),
+        raise_server_exceptions=False,
+    )
+    with client as c:
+        r = c.post(CHAT, json={}, headers={"x-request-id": "oops-1"})
+        assert r.status_code == 500 and r.json()["error"]["type"] == "InternalServerError"
+        s = parse(c.get("/metrics").text)
+    assert (
+        value(s, "derender_errors_total", route=CHAT, status=500, type="InternalServerError") == 1
+    )
+    assert value(s, "derender_requests_total", route=CHAT, status=500) == 1
+    [record] = [r for r in caplog.records if r.name == "derender"]
+    line = json.loads(JsonFormatter().format(record))
+    assert (line["route"], line["request_id"], line["exception"]) == (
+        CHAT,
+        "oops-1",
+        "RuntimeError",
+    )
+    assert MARKER not in JsonFormatter().format(record)  # the traceback is uvicorn's to log
+
+
 def test_served_access_log_is_json_on_stderr(server_factory):
     s = server_factory(
         [str(DEFAULT_MODEL_DIR), "--served-model-name", "qwen3", "--log-level", "info"]

@@ -163,18 +163,21 @@ class ObserveMiddleware:
                 sizes[1] += len(message.get("body", b""))
             await send(message)
 
+        error = None
         try:
             await self.app(scope, counting_receive, counting_send)
-        except Exception:
-            logs.SERVER.exception("unhandled error", extra={"fields": _who(scope)})
+        except Exception as exc:
+            # Answered by `internal_error` outside this layer; uvicorn logs the traceback.
+            error = "InternalServerError"
+            fields = {**_who(scope), "exception": type(exc).__name__}
+            logs.SERVER.error("unhandled error (answered 500)", extra={"fields": fields})
             raise
         finally:
             seconds = time.perf_counter() - t0
             path = scope["path"]
             route = path if path in self.routes else "other"
             stats: CoreStats | None = scope.get(_STATS_KEY)
-            error = None
-            if status >= 400:
+            if error is None and status >= 400:
                 error = stats.error if stats is not None and stats.error else _phrase(status)
             self.metrics.observe(route, status, seconds, sizes[0], sizes[1], error, stats)
             if stats is not None and stats.panicked:
