@@ -551,10 +551,15 @@ def test_mutated_golden_requests(targets, name, data):
 @given(data=st.data())
 def test_byte_damaged_golden_requests(targets, name, data):
     target = targets[name]
-    path, seed = seed_request(data.draw, target)
-    body = encode(seed)
-    if data.draw(st.booleans()):
-        body = encode(data.draw(mutated(seed, rounds=1)))
+    if data.draw(st.integers(0, 4)) == 0:
+        # The goldens' raw (already malformed) bodies.
+        path, raw = pick(data.draw, target.raw_requests)
+        body = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    else:
+        path, seed = seed_request(data.draw, target)
+        body = encode(seed)
+        if data.draw(st.booleans()):
+            body = encode(data.draw(mutated(seed, rounds=1)))
     check(target.post(path, data.draw(byte_mutated(body))))
 
 
