@@ -20,6 +20,7 @@ import base64
 import gzip
 import json
 import os
+import re
 import resource
 import sys
 from collections.abc import Callable, Iterator
@@ -219,6 +220,9 @@ class Raw:
         self.text = text
 
 
+PLACEHOLDER = re.compile(r'"\\u0000RAW(\d+)\\u0000"')
+
+
 def encode(value: Any) -> bytes:
     raws: list[str] = []
 
@@ -233,8 +237,8 @@ def encode(value: Any) -> bytes:
         return v
 
     text = json.dumps(hide(value), ensure_ascii=False)
-    for i, r in enumerate(raws):
-        text = text.replace(json.dumps(f"\x00RAW{i}\x00"), r, 1)
+    # One pass: a grown list can hold 300,000 of them in a 60 MB text.
+    text = PLACEHOLDER.sub(lambda m: raws[int(m.group(1))], text)
     return text.encode("utf-8", "surrogatepass")
 
 
