@@ -397,9 +397,11 @@ def mutated(draw, seed: Any, rounds: int = 3) -> Any:
         elif op == "tweak":
             parent[key] = draw(same_type(old))
         elif op == "grow" and isinstance(old, list) and old:
-            # At most ~300,000 items: the point is size, not this process's memory.
+            # At most ~300,000 items and ~20 MB: the point is size, not this
+            # process's memory (an item can itself hold a 20,000-id list).
             times = draw(st.sampled_from([2, 100, 10000]))
-            parent[key] = old * max(1, min(times, 300000 // len(old)))
+            size = len(json.dumps(old, default=lambda _: 0))
+            parent[key] = old * max(1, min(times, 300000 // len(old), 20_000_000 // size))
         else:
             parent[key] = draw(nasty)
     return value
