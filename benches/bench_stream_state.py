@@ -78,7 +78,7 @@ REASONING_TOKENS = 2460  # of FULL_TOKENS; scaled for --tokens
 REQUEST_TIMEOUT = 120.0
 STARTUP_TIMEOUT = 60.0
 
-# vLLM 0.33.0 on this kind of machine, quoted from /work/shared/docs/vllm-baseline.md
+# vLLM 0.33.0 on this kind of machine, quoted from the project's shared docs (vllm-baseline.md)
 # (qwen3_hermes = the same parser flags; qwen3_plain = no parsers).
 VLLM_LATENCY_MS = {16: 5.83, 256: 22.9, 1024: 79.9, 4096: 285.9}
 VLLM_PLAIN_LATENCY_MS = {16: 2.96, 256: 2.97, 1024: 2.93, 4096: 3.12}

@@ -12,7 +12,8 @@ xgrammar's builtin_structural_tag.py are imported whole. Only the request
 models and the package imports that pull in torch are stand-ins (below).
 Run by hand with vLLM's source, the unzipped xgrammar 0.2.9 wheel and
 apache-tvm-ffi (for xgrammar's grammar checks) on disk:
-    VLLM_SRC=/tmp/vllm/full XGRAMMAR=/tmp/xg TVM_FFI=/tmp/tvmffi python3 gen_strict_tags.py
+    VLLM_SRC=<unpacked vllm 0.33.0 source> XGRAMMAR=<unzipped xgrammar 0.2.9 wheel> \
+    TVM_FFI=<pip install --target dir of apache-tvm-ffi> python3 gen_strict_tags.py
 """
 
 import __future__
@@ -33,9 +34,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-VLLM = Path(os.environ.get("VLLM_SRC", "/tmp/vllm/full")) / "vllm"
-XGRAMMAR = Path(os.environ.get("XGRAMMAR", "/tmp/xg")) / "xgrammar"
-sys.path.insert(0, os.environ.get("TVM_FFI", "/tmp/tvmffi"))
+VLLM = Path(os.environ["VLLM_SRC"]) / "vllm"
+XGRAMMAR = Path(os.environ["XGRAMMAR"]) / "xgrammar"
+sys.path.insert(0, os.environ["TVM_FFI"])
 
 
 def module(name: str, **attrs: Any) -> types.ModuleType:
