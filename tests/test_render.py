@@ -79,10 +79,11 @@ def test_token_offsets_are_char_spans_as_a_fast_tokenizer_gives_them(core):
 
 
 def test_truncate_prompt_tokens_keeps_a_side_as_vllm_does():
-    # Llama 3 adds a BOS token: the tokenizer's own truncation (right side,
-    # no truncation_side) keeps room for it; an explicit side slices the whole
-    # sequence, BOS included. Expected values follow vLLM's TokenizeParams
-    # over the `tokenizers` library (checked for 84 combinations by hand).
+    # Llama 3 adds a BOS token: the tokenizer's own truncation (no
+    # truncation_side; vLLM loads generating models' tokenizers with
+    # truncation_side="left") keeps room for it; an explicit side slices the
+    # whole sequence, BOS included. Checked against vLLM 0.33's transformers
+    # tokenizer.
     from conftest import MODEL_DIRS
 
     core = Derenderer(str(MODEL_DIRS["models/llama3"]), max_model_len=32)
@@ -96,7 +97,7 @@ def test_truncate_prompt_tokens_keeps_a_side_as_vllm_does():
         return out[0]["token_ids"]
 
     assert ids() == [bos, *words]
-    assert ids(truncate_prompt_tokens=3) == [bos, *words[:2]]
+    assert ids(truncate_prompt_tokens=3) == [bos, *words[-2:]]
     assert ids(truncate_prompt_tokens=3, truncation_side="right") == [bos, *words[:2]]
     assert ids(truncate_prompt_tokens=3, truncation_side="left") == words[-3:]
     assert ids(truncate_prompt_tokens=-1) == [bos, *words]  # up to max_model_len - 1
@@ -111,6 +112,75 @@ def test_prompt_too_long_names_input_tokens(core):
     status, out = post(core, CMPL, {"prompt": [1] * 40961})
     assert status == 400
     assert out["error"]["param"] == "input_tokens"
+
+
+def test_text_longer_than_the_context_can_hold_is_refused_or_cut_by_chars():
+    # vLLM's `_text_len_check`: at most max_model_len x the longest vocabulary
+    # piece (128 chars for Qwen3) is tokenized. Answers checked against vLLM 0.33.
+    core = Derenderer(str(DEFAULT_MODEL_DIR), max_model_len=512)
+    text = "ab " * 30000  # 90,000 chars > 512 * 128
+    status, out = post(core, CMPL, {"prompt": text})
+    assert status == 400 and out["error"]["param"] == "input_text", out
+    assert (
+        "your prompt contains 90000 characters (more than 65536 characters"
+        in out["error"]["message"]
+    )
+    status, out = post(core, CHAT, {"messages": [{"role": "user", "content": text}]})
+    assert status == 400 and out["error"]["param"] == "input_text", out
+    # With truncation from a requested side the text is cut to 65,536 chars
+    # first; offsets still count from the start of the whole prompt.
+    body = {"prompt": text, "truncate_prompt_tokens": 3, "return_token_offsets": True}
+    status, out = post(core, CMPL, {**body, "truncation_side": "left"})
+    assert status == 200, out
+    assert out[0]["token_offsets"] == [[89993, 89996], [89996, 89999], [89999, 90000]]
+    status, out = post(core, CMPL, {**body, "truncation_side": "right"})
+    assert out[0]["token_offsets"] == [[0, 2], [2, 5], [5, 8]]
+    # Without a side the tokenizer truncates, from the left as vLLM loads it.
+    status, out = post(core, CMPL, {"prompt": text, "truncate_prompt_tokens": 3})
+    assert out[0]["token_ids"] == core.encode("ab ab ab ")[-3:]
+
+
+def test_structured_outputs_need_exactly_one_constraint(core):
+    # vLLM's `check_structured_outputs_count` and `__post_init__` (answers
+    # checked against vLLM 0.33); the same checks guard a derender chat_request.
+    def error(path: str, so: object, **extra: object) -> dict:
+        body = (
+            {"prompt": "hi"} if path == CMPL else {"messages": [{"role": "user", "content": "hi"}]}
+        )
+        status, out = post(core, path, {**body, "structured_outputs": so, **extra})
+        assert status == 400, out
+        return out["error"]
+
+    err = error(CHAT, {"json": {}, "regex": "a"})
+    assert (
+        err["message"].startswith("You can only use one kind of constraints")
+        and err["param"] is None
+    )
+    assert error(CMPL, {"json": {}, "regex": "a"})["param"] == "structured_outputs"
+    assert (
+        "multiple are specified: {'json': {}, 'regex': None"
+        in error(CHAT, {"json": {}, "grammar": "x"})["message"]
+    )
+    assert "none are specified" in error(CMPL, {"disable_any_whitespace": True})["message"]
+    named = {"type": "function", "function": {"name": "f"}}
+    tools = [{"type": "function", "function": {"name": "f"}}]
+    assert "not both" in error(CHAT, {"regex": "a"}, tool_choice=named, tools=tools)["message"]
+    assert error(CHAT, {"structural_tag": ""})["param"] == "structured_outputs"
+    assert error(CHAT, {"choice": [1]})["param"] == "body.structured_outputs.choice.0"
+    # vLLM answers a non-object with a 500 (its validator calls `.get` on it).
+    assert error(CHAT, "x")["param"] == "body.structured_outputs"
+    status, out = post(
+        core,
+        CHAT,
+        {
+            "messages": [{"role": "user", "content": "hi"}],
+            "response_format": {"type": "json_schema"},
+        },
+    )
+    assert status == 400 and out["error"]["param"] == "response_format", out
+    # Lax bools are stored as pydantic coerced them.
+    status, out = post(core, CMPL, {"prompt": "hi", "structured_outputs": {"json_object": "yes"}})
+    assert status == 200 and out[0]["sampling_params"]["structured_outputs"]["json_object"] is True
 
 
 def test_untrusted_request_template_is_refused(core):

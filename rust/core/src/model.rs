@@ -39,14 +39,14 @@ pub struct Model {
     /// SentencePiece space marker when the pre-tokenizer is Metaspace.
     pub space_marker: Option<char>,
     pub chat_template: Option<String>,
-    /// tokenizer_config `truncation_side` is `"left"` (transformers' default
-    /// is `"right"`).
-    pub truncates_left: bool,
     pub model_type: Option<String>,
     /// `generation_config.json` (the model's default sampling values).
     pub generation_config: Value,
     /// Named special tokens as templates see them (`bos_token`, `eos_token`, ...).
     pub special_tokens_map: serde_json::Map<String, Value>,
+    /// The longest vocabulary piece in chars (`max_chars_per_token`): a text
+    /// prompt longer than this times the context cannot fit it.
+    pub max_chars_per_token: usize,
     /// The decoder is a plain ByteLevel one, so pieces decode through the
     /// byte table below without the generic decoder machinery.
     byte_level: bool,
@@ -161,7 +161,6 @@ impl Model {
             _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
         };
         let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
-        let truncates_left = tok_config.get("truncation_side").and_then(Value::as_str) == Some("left");
         let mut special_tokens_map = serde_json::Map::new();
         for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
             let text = tok_config.get(key).and_then(token_text).or_else(|| special_map.get(key).and_then(token_text));
@@ -171,6 +170,7 @@ impl Model {
         }
         let byte_level = matches!(tokenizer.get_decoder(), Some(tokenizers::DecoderWrapper::ByteLevel(_)));
 
+        let max_chars_per_token = pieces.iter().flatten().map(|p| p.chars().count()).max().unwrap_or(0);
         Ok(Model {
             path: dir.to_path_buf(),
             tokenizer,
@@ -181,12 +181,12 @@ impl Model {
             eos_token_id,
             model_eos_ids,
             config_max_len,
-            truncates_left,
             space_marker,
             chat_template,
             model_type,
             generation_config: gen_config,
             special_tokens_map,
+            max_chars_per_token,
             byte_level,
         })
     }

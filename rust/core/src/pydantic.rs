@@ -284,6 +284,26 @@ pub mod read {
     }
 
     pub fn boolean(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<bool> {
+        if let Some(b) = lax_bool(v) {
+            return Some(b);
+        }
+        match v {
+            // An int other than 0 / 1 or an unknown word is a parsing error;
+            // anything else a type error.
+            Value::String(_) => {
+                errs.push("bool_parsing", loc, "Input should be a valid boolean, unable to interpret input", Some(v), None)
+            }
+            Value::Number(n) if !n.is_f64() => {
+                errs.push("bool_parsing", loc, "Input should be a valid boolean, unable to interpret input", Some(v), None)
+            }
+            _ => errs.push("bool_type", loc, "Input should be a valid boolean", Some(v), None),
+        }
+        None
+    }
+
+    /// What pydantic's lax mode reads as a bool: true/false, 0/1 and the
+    /// usual words.
+    pub fn lax_bool(v: &Value) -> Option<bool> {
         match v {
             Value::Bool(b) => Some(*b),
             Value::Number(n) if n.as_i64() == Some(0) || n.as_f64() == Some(0.0) => Some(false),
@@ -291,21 +311,9 @@ pub mod read {
             Value::String(s) => match s.to_ascii_lowercase().as_str() {
                 "0" | "off" | "f" | "false" | "n" | "no" => Some(false),
                 "1" | "on" | "t" | "true" | "y" | "yes" => Some(true),
-                _ => {
-                    errs.push(
-                        "bool_parsing",
-                        loc,
-                        "Input should be a valid boolean, unable to interpret input",
-                        Some(v),
-                        None,
-                    );
-                    None
-                }
+                _ => None,
             },
-            _ => {
-                errs.push("bool_type", loc, "Input should be a valid boolean", Some(v), None);
-                None
-            }
+            _ => None,
         }
     }
 

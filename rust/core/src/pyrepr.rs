@@ -83,6 +83,28 @@ pub fn repr_float(x: f64) -> String {
     format!("{sign}{body}")
 }
 
+/// `repr()` of the Python object `json.loads` makes of a JSON value.
+pub fn repr_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.to_string(),
+            (_, Some(u), _) => u.to_string(),
+            (_, _, Some(f)) => repr_float(f),
+            _ => n.to_string(),
+        },
+        Value::String(s) => repr_str(s),
+        Value::Array(items) => format!("[{}]", items.iter().map(repr_value).collect::<Vec<_>>().join(", ")),
+        Value::Object(o) => {
+            let items: Vec<String> = o.iter().map(|(k, v)| format!("{}: {}", repr_str(k), repr_value(v))).collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

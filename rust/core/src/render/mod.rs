@@ -335,8 +335,8 @@ impl Derenderer {
     /// Tokenize a text prompt as vLLM's `TokenizeParams` does: truncated to
     /// `truncate_prompt_tokens` (-1: the longest prompt that leaves room
     /// for output; `max_output` 0 leaves none) from `truncation_side`, else
-    /// by the tokenizer's own truncation (its configured side, room kept for
-    /// the special tokens it adds). With `token_offsets` when the request
+    /// by the tokenizer's own truncation (from the left, room kept for the
+    /// special tokens it adds). With `token_offsets` when the request
     /// sets `return_token_offsets`: each kept token's char-level
     /// `[start, end]` in `text`, as a fast tokenizer's `offset_mapping`
     /// gives them.
@@ -360,7 +360,10 @@ impl Derenderer {
         let longest = if max_output == Some(0) { max_input } else { (max_input - 1).max(0) };
         let keep = truncate.map(|t| if t < 0 { longest } else { t } as usize);
         let requested_side = o.get("truncation_side").and_then(Value::as_str);
-        let left = requested_side.map_or(self.model.truncates_left, |side| side == "left");
+        // vLLM loads every generating model's tokenizer with
+        // `truncation_side="left"`, whatever its config says.
+        let left = requested_side.map_or(true, |side| side == "left");
+        let (text, trimmed) = self.pre_trim(text, truncate.is_some(), requested_side)?;
         let tokenizer = &self.model.tokenizer;
         let failed = |e: tokenizers::Error| ApiError::bad_request(format!("tokenization failed: {e}"));
         let mut encoding = tokenizer.encode_char_offsets(text, false).map_err(failed)?;
@@ -382,11 +385,40 @@ impl Derenderer {
             offsets = offsets[range].to_vec();
         }
         let offsets = if truthy(o, "return_token_offsets") {
-            offsets.into_iter().map(|(start, end)| Value::from(vec![start, end])).collect()
+            offsets.into_iter().map(|(start, end)| Value::from(vec![start + trimmed, end + trimmed])).collect()
         } else {
             Value::Null
         };
         Ok((ids, offsets))
+    }
+
+    /// `_text_len_check`: no text longer than the context times the longest
+    /// vocabulary piece is tokenized. Without truncation it is refused; with
+    /// truncation from a requested side it is cut to that many chars first.
+    /// Also returns how many chars were cut from the left (offsets shift).
+    fn pre_trim<'t>(&self, text: &'t str, truncating: bool, side: Option<&str>) -> Result<(&'t str, usize), ApiError> {
+        let max_input = self.settings.max_model_len;
+        let max_chars = max_input * self.model.max_chars_per_token;
+        let chars = text.chars().count();
+        if chars <= max_chars {
+            return Ok((text, 0));
+        }
+        match (truncating, side) {
+            (false, _) => Err(ApiError::invalid_param(
+                format!("This model's maximum context length is {max_input} tokens. However, your prompt contains {chars} characters (more than {max_chars} characters, which is the upper bound for {max_input} input tokens). Please reduce the length of the input prompt. (parameter=input_text, value={chars})"),
+                "input_text",
+            )),
+            (true, Some("left")) => {
+                let cut = chars - max_chars;
+                let start = text.char_indices().nth(cut).map_or(text.len(), |(i, _)| i);
+                Ok((&text[start..], cut))
+            }
+            (true, Some(_)) => {
+                let end = text.char_indices().nth(max_chars).map_or(text.len(), |(i, _)| i);
+                Ok((&text[..end], 0))
+            }
+            (true, None) => Ok((text, 0)),
+        }
     }
 
     fn parse_context(&self, o: &Obj, ctx: &ChatContext, tools: Option<Vec<Value>>, kwargs: Value) -> Value {

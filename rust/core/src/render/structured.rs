@@ -10,7 +10,7 @@ use crate::parse::pyjson::{dumps_with, DumpOptions};
 use crate::parse::strict::RequestFormat;
 
 /// `StructuredOutputsParams` fields, in serialisation order, with defaults.
-const PARAM_FIELDS: [(&str, Value); 11] = [
+pub(crate) const PARAM_FIELDS: [(&str, Value); 11] = [
     ("json", Value::Null),
     ("regex", Value::Null),
     ("choice", Value::Null),
@@ -25,7 +25,7 @@ const PARAM_FIELDS: [(&str, Value); 11] = [
 ];
 
 /// The constraint fields (exactly one must be set).
-const CONSTRAINTS: [&str; 6] = ["json", "regex", "choice", "grammar", "json_object", "structural_tag"];
+pub(crate) const CONSTRAINTS: [&str; 6] = ["json", "regex", "choice", "grammar", "json_object", "structural_tag"];
 
 /// Nesting caps (`MAX_STRUCTURED_OUTPUT_JSON_NESTING`, plus
 /// `STRUCTURAL_TAG_WRAPPER_NESTING` for structural tags).
@@ -44,6 +44,13 @@ pub fn request_params(o: &Map<String, Value>) -> Option<Value> {
     let mut params = Map::new();
     for (key, default) in PARAM_FIELDS {
         let value = if key.starts_with('_') { None } else { given.and_then(|g| g.get(key)).cloned() };
+        // The bool fields as pydantic coerced them ("yes" -> true).
+        let value = match value {
+            Some(v) if matches!(default, Value::Bool(_)) || key == "json_object" => {
+                Some(crate::pydantic::read::lax_bool(&v).map_or(v, Value::Bool))
+            }
+            other => other,
+        };
         params.insert(key.into(), value.unwrap_or(default));
     }
     if let Some((key, value)) = overrides {
@@ -171,7 +178,7 @@ fn to_format(p: &Value) -> Option<Value> {
 }
 
 /// `_exceeds_json_nesting`: objects and arrays nested deeper than `limit`.
-fn exceeds_nesting(v: &Value, limit: usize) -> bool {
+pub(crate) fn exceeds_nesting(v: &Value, limit: usize) -> bool {
     let mut level: Vec<&Value> = vec![v];
     for _ in 0..limit {
         level = level

@@ -2,3 +2,4 @@
 pub mod lazy_body;
 pub mod request;
 pub mod response;
+pub mod structured;

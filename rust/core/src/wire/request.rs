@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::pydantic::{read, Errors, Loc};
+use super::structured;
 
 pub type Obj = Map<String, Value>;
 
@@ -712,6 +713,7 @@ pub fn request_fields(o: &Obj, api: Api, l: &Loc, errs: &mut Errors) -> Option<O
         }
     }
     opt_string(o, "model", l, errs);
+    structured::check_field_types(o, l, errs);
     if let Some(stop) = read::opt(o, "stop") {
         match stop {
             Value::String(s) => {
@@ -914,6 +916,7 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
             return Err(invalid("Cannot set both `continue_final_message` and `add_generation_prompt` to True.", None));
         }
         check_tool_usage(req)?;
+        structured::check_count(req, api)?;
     }
     if truthy(req.get("logprob_token_ids")) && truthy(req.get("use_beam_search")) {
         return Err(invalid("`logprob_token_ids` is not supported with beam search.", Some("logprob_token_ids")));
@@ -962,6 +965,10 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
             return Err(invalid("Stream options can only be defined when `stream=True`.", Some("stream_options")));
         }
     }
+    if api == Api::Completion {
+        structured::check_count(req, api)?;
+    }
+    structured::check_response_format(req)?;
     if let Some(salt) = req.get("cache_salt").filter(|v| !v.is_null()) {
         match salt.as_str() {
             Some(s) if !s.is_empty() => {
@@ -976,6 +983,13 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
                 ))
             }
         }
+    }
+    // Field validation: `StructuredOutputsParams.__post_init__` raises past
+    // pydantic, so it wins over every other field's error.
+    let mut field_errs = Errors::default();
+    structured::check_field_types(req, &Loc::root("body"), &mut field_errs);
+    if field_errs.is_empty() {
+        structured::check_one_constraint(req)?;
     }
     Ok(())
 }
