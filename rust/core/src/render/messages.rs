@@ -65,6 +65,47 @@ pub fn conversation(messages: &[Value]) -> Result<Vec<Value>, ApiError> {
     Ok(out)
 }
 
+/// For a template that does not know the `developer` role: developer
+/// messages become system ones (without their tools), and when a system
+/// message then sits anywhere but first, all of them merge into one leading
+/// message, their texts joined by blank lines (`_convert_developer_to_system`,
+/// `_consolidate_system_messages`).
+pub fn developer_as_system(conversation: Vec<Value>) -> Vec<Value> {
+    let role = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_string);
+    if !conversation.iter().any(|m| role(m).as_deref() == Some("developer")) {
+        return conversation;
+    }
+    let converted: Vec<Value> = conversation
+        .into_iter()
+        .map(|mut m| {
+            if let Some(o) = m.as_object_mut().filter(|o| o.get("role").and_then(Value::as_str) == Some("developer")) {
+                o.insert("role".into(), Value::String("system".into()));
+                o.remove("tools");
+            }
+            m
+        })
+        .collect();
+    let (mut texts, mut rest, mut merge) = (Vec::new(), Vec::new(), false);
+    for (i, m) in converted.iter().enumerate() {
+        if role(m).as_deref() == Some("system") {
+            merge |= i > 0 || !texts.is_empty();
+            let text = content_text(m.get("content"));
+            if !text.is_empty() {
+                texts.push(text);
+            }
+        } else {
+            rest.push(m.clone());
+        }
+    }
+    if !merge {
+        return converted;
+    }
+    let mut merged = Map::new();
+    merged.insert("role".into(), Value::String("system".into()));
+    merged.insert("content".into(), Value::String(texts.join("\n\n")));
+    std::iter::once(Value::Object(merged)).chain(rest).collect()
+}
+
 /// `_postprocess_messages`: tool-call arguments become objects.
 fn tool_calls(calls: &[Value]) -> Result<Vec<Value>, ApiError> {
     let mut out = Vec::with_capacity(calls.len());

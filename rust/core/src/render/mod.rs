@@ -175,6 +175,16 @@ impl Derenderer {
         }
     }
 
+    /// What constructing vLLM's `SamplingParams` refuses: structured outputs
+    /// left with other than one constraint once `response_format` is laid
+    /// over them, then the parameters' own ranges.
+    fn verify_sampling(&self, sampling: &Sampling) -> Result<(), ApiError> {
+        if let Some(so) = sampling.structured_outputs.as_ref().and_then(Value::as_object) {
+            crate::wire::structured::one_constraint(so)?;
+        }
+        sampling.verify(self.settings.max_n_sequences)
+    }
+
     /// The fields every `GenerateRequest` ends with.
     #[allow(clippy::too_many_arguments)]
     fn generate_request(
@@ -295,6 +305,7 @@ impl Derenderer {
         if structured.is_some() {
             sampling.structured_outputs = structured;
         }
+        self.verify_sampling(&sampling)?;
         let prompt_ids: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
         let reasoning_ended = if !ctx.include_reasoning {
             Some(true)
@@ -467,7 +478,10 @@ impl Derenderer {
             })?,
         };
         let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-        let conversation = messages::conversation(messages)?;
+        let mut conversation = messages::conversation(messages)?;
+        if !template.supports_developer {
+            conversation = messages::developer_as_system(conversation);
+        }
         let mut vars = self.model.special_tokens_map.clone();
         for (k, v) in &ctx.template_kwargs {
             vars.insert(k.clone(), v.clone());
@@ -554,6 +568,7 @@ impl Derenderer {
             let max_tokens = self.max_tokens(requested, ids.len());
             let skip_special = opts.skip_special_tokens.unwrap_or(true);
             let sampling = self.sampling(o, &opts, max_tokens, Api::Completion, skip_special);
+            self.verify_sampling(&sampling)?;
             let id = if many { format!("cmpl-{base}-{i}") } else { format!("cmpl-{base}") };
             let mut request = self.generate_request(o, id, ids, &sampling, None, None, None);
             request["token_offsets"] = offsets;

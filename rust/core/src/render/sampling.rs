@@ -9,6 +9,9 @@
 
 use serde_json::{Map, Number, Value};
 
+use crate::error::ApiError;
+use crate::pyrepr::repr_float;
+
 /// The inputs of `to_sampling_params`, already resolved (request value →
 /// generation config → OpenAI default).
 #[derive(Debug, Clone)]
@@ -57,15 +60,110 @@ fn strings(v: &[String]) -> Value {
     Value::Array(v.iter().map(|s| Value::String(s.clone())).collect())
 }
 
+/// A `VLLMValidationError`: its text, then `(parameter=..., value=...)` when set.
+fn refused(message: String, param: Option<(&str, String)>) -> ApiError {
+    match param {
+        Some((p, v)) => ApiError::invalid_param(format!("{message} (parameter={p}, value={v})"), p),
+        None => ApiError::bad_request(message),
+    }
+}
+
 impl Sampling {
+    /// `SamplingParams.__post_init__`'s checks (`_verify_args`, then
+    /// `_verify_greedy_sampling`), in vLLM's order; `max_n` is
+    /// `VLLM_MAX_N_SEQUENCES`.
+    pub fn verify(&self, max_n: usize) -> Result<(), ApiError> {
+        let f = repr_float;
+        if self.n < 1 {
+            return Err(refused(format!("n must be at least 1, got {}.", self.n), None));
+        }
+        if self.n as u64 > max_n as u64 {
+            return Err(refused(format!("n must be at most {max_n}, got {}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.", self.n), None));
+        }
+        for (name, value) in [("presence_penalty", self.presence_penalty), ("frequency_penalty", self.frequency_penalty)] {
+            if !(-2.0..=2.0).contains(&value) {
+                return Err(refused(format!("{name} must be in [-2, 2], got {}.", f(value)), None));
+            }
+        }
+        let rp = self.repetition_penalty;
+        if !rp.is_finite() {
+            return Err(refused(format!("repetition_penalty must be a finite number, got {}.", f(rp)), None));
+        }
+        if rp <= 0.0 {
+            return Err(refused(format!("repetition_penalty must be greater than zero, got {}.", f(rp)), None));
+        }
+        let t = self.effective_temperature();
+        let t_param = Some(("temperature", f(t)));
+        if !t.is_finite() {
+            return Err(refused(format!("temperature must be a finite number, got {}.", f(t)), t_param));
+        }
+        if t < 0.0 {
+            return Err(refused(format!("temperature must be non-negative, got {}.", f(t)), t_param));
+        }
+        if t > 2.0 {
+            return Err(refused(format!("temperature must be in [0, 2], got {}.", f(t)), t_param));
+        }
+        if !(self.top_p > 0.0 && self.top_p <= 1.0) {
+            let p = f(self.top_p);
+            return Err(refused(format!("top_p must be in (0, 1], got {p}."), Some(("top_p", p))));
+        }
+        if self.top_k < -1 {
+            return Err(refused(format!("top_k must be 0 (disable), or at least 1, got {}.", self.top_k), None));
+        }
+        if !(0.0..=1.0).contains(&self.min_p) {
+            return Err(refused(format!("min_p must be in [0, 1], got {}.", f(self.min_p)), None));
+        }
+        if self.max_tokens < 1 {
+            let m = self.max_tokens;
+            return Err(refused(format!("max_tokens must be at least 1, got {m}."), Some(("max_tokens", m.to_string()))));
+        }
+        if self.min_tokens < 0 {
+            return Err(refused(
+                format!("min_tokens must be greater than or equal to 0, got {}.", self.min_tokens),
+                None,
+            ));
+        }
+        if self.min_tokens > self.max_tokens {
+            return Err(refused(
+                format!("min_tokens must be less than or equal to max_tokens={}, got {}.", self.max_tokens, self.min_tokens),
+                None,
+            ));
+        }
+        if let Some(i) = self.stream_interval.filter(|&i| i < 1) {
+            return Err(refused(format!("stream_interval must be at least 1, got {i}."), Some(("stream_interval", i.to_string()))));
+        }
+        for (name, value) in [("logprobs", self.logprobs), ("prompt_logprobs", self.prompt_logprobs)] {
+            if let Some(l) = value.filter(|&l| l < 0 && l != -1) {
+                return Err(refused(format!("{name} must be non-negative or -1, got {l}."), Some((name, l.to_string()))));
+            }
+        }
+        if self.stop.iter().any(String::is_empty) {
+            return Err(refused("stop cannot contain an empty string.".into(), None));
+        }
+        if self.bad_words.iter().any(String::is_empty) {
+            let shown = crate::pyrepr::repr_value(&strings(&self.bad_words));
+            return Err(refused(format!("bad_words cannot contain an empty string. Got bad_words={shown}"), None));
+        }
+        if t < SAMPLING_EPS && self.n > 1 {
+            return Err(refused(format!("n must be 1 when using greedy sampling, got {}.", self.n), None));
+        }
+        Ok(())
+    }
+
+    /// The temperature after `__post_init__` lifts tiny ones to `MAX_TEMP`.
+    fn effective_temperature(&self) -> f64 {
+        if self.temperature > 0.0 && self.temperature < MAX_TEMP {
+            MAX_TEMP
+        } else {
+            self.temperature
+        }
+    }
+
     /// The JSON object, fields in struct order, defaults omitted as msgspec does.
     pub fn to_json(&self) -> Map<String, Value> {
         let mut m = Map::new();
-        let mut temperature = self.temperature;
+        let temperature = self.effective_temperature();
         let (mut top_p, mut top_k, mut min_p) = (Some(self.top_p), self.top_k, Some(self.min_p));
-        if temperature > 0.0 && temperature < MAX_TEMP {
-            temperature = MAX_TEMP;
-        }
         if temperature < SAMPLING_EPS {
             // Greedy: `__post_init__` resets these to the module's own
             // constants, which are the defaults' objects: omitted.

@@ -25,6 +25,8 @@ pub enum TemplateError {
 /// A compiled chat template.
 pub struct ChatTemplate {
     env: Environment<'static>,
+    /// The source names the `developer` role (`_detect_developer_role_support`).
+    pub supports_developer: bool,
 }
 
 fn raise_exception(message: String) -> Result<JValue, Error> {
@@ -120,7 +122,8 @@ impl ChatTemplate {
         env.add_function("raise_exception", raise_exception);
         env.add_function("strftime_now", strftime_now);
         env.add_template_owned("chat", source.to_string()).map_err(|e| TemplateError::Syntax(e.to_string()))?;
-        Ok(ChatTemplate { env })
+        let supports_developer = source.contains("\"developer\"") || source.contains("'developer'");
+        Ok(ChatTemplate { env, supports_developer })
     }
 
     /// Render with the given variables (a JSON object).

@@ -908,8 +908,10 @@ fn invalid(message: &str, param: Option<&str>) -> ApiError {
 }
 
 /// The request models' `mode="before"` validators (`check_generation_prompt`,
-/// `check_tool_usage`, `check_logprobs`, `validate_stream_options`,
-/// `check_cache_salt_support`), in the order pydantic runs them.
+/// `check_tool_usage`, `check_structured_outputs_count`, `check_logprobs`,
+/// `validate_stream_options`, `validate_response_format`,
+/// `check_cache_salt_support`), in the order pydantic runs them, then the
+/// one field check that raises past pydantic.
 pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
     if api == Api::Chat {
         if truthy(req.get("continue_final_message")) && truthy(req.get("add_generation_prompt")) {
@@ -961,9 +963,9 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
                 }
             }
         }
-        if truthy(req.get("stream_options")) && !truthy(req.get("stream")) {
-            return Err(invalid("Stream options can only be defined when `stream=True`.", Some("stream_options")));
-        }
+    }
+    if truthy(req.get("stream_options")) && !truthy(req.get("stream")) {
+        return Err(invalid("Stream options can only be defined when `stream=True`.", Some("stream_options")));
     }
     if api == Api::Completion {
         structured::check_count(req, api)?;

@@ -168,9 +168,15 @@ pub(crate) fn check_field_types(req: &Map<String, Value>, loc: &Loc, errs: &mut 
 /// `StructuredOutputsParams.__post_init__`: exactly one constraint. Runs
 /// once the fields are well typed.
 pub(crate) fn check_one_constraint(req: &Map<String, Value>) -> Result<(), ApiError> {
-    let Some(so) = set(req, "structured_outputs").and_then(Value::as_object) else {
-        return Ok(());
-    };
+    match set(req, "structured_outputs").and_then(Value::as_object) {
+        Some(so) => one_constraint(so),
+        None => Ok(()),
+    }
+}
+
+/// The same rule on a params object, e.g. after `response_format` was laid
+/// over the request's `structured_outputs` (`dataclasses.replace`).
+pub(crate) fn one_constraint(so: &Map<String, Value>) -> Result<(), ApiError> {
     let count = CONSTRAINTS.iter().filter(|k| set(so, k).is_some()).count();
     if count == 1 {
         return Ok(());
