@@ -244,3 +244,44 @@ def test_detokenize_rejects_negative_ids(core):
     status, out = post(core, "/detokenize", {"tokens": [1, -2]})
     assert status == 400
     assert out["error"]["param"] == "body.tokens.1"
+
+
+def test_bad_render_input_gets_vllms_400(core):
+    # Each checked against vLLM 0.33's `vllm launch render` (status and param).
+    hi = [{"role": "user", "content": "hi"}]
+    cases = [
+        (CHAT, {"messages": [{"content": "hi"}]}, "body.messages.0.role"),
+        (CHAT, {"messages": [{"role": "user", "content": 5}]}, "body.messages.0.content"),
+        (CHAT, {"messages": []}, None),
+        (CHAT, {"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, None),
+        (CHAT, {"messages": hi, "tools": [{"type": "function"}]}, "body.tools.0.function"),
+        (CHAT, {"messages": hi, "documents": "x"}, "body.documents"),
+        (CHAT, {"messages": hi, "reasoning_effort": "extreme"}, "body.reasoning_effort"),
+        (CHAT, {"messages": hi, "mm_processor_kwargs": {"a": 1}}, "mm_processor_kwargs"),
+        (CHAT, {"messages": hi, "thinking_token_budget": -5}, "thinking_token_budget"),
+        (CHAT, {"messages": hi, "repetition_detection": {"max_pattern_size": 2}}, None),
+        (CHAT, {"messages": hi, "n": 2, "temperature": 0}, None),
+        (CHAT, {"messages": hi, "stop": ["a", ""]}, None),
+        (CMPL, {"prompt": []}, "prompt"),
+        (CMPL, {"prompt": "hi", "prompt_embeds": "abc"}, "prompt_embeds"),
+        (CMPL, {"prompt": "hi", "stream_options": {"include_usage": True}}, "stream_options"),
+    ]
+    for path, body, param in cases:
+        status, out = post(core, path, body)
+        assert status == 400 and out["error"]["param"] == param, (body, out)
+    # Accepted as vLLM accepts them: any role name, `tokenize` among the kwargs,
+    # and the sampling fields it carries on.
+    extra = {
+        "thinking_token_budget": 10,
+        "repetition_detection": {"max_pattern_size": 2, "min_count": 3},
+    }
+    status, out = post(core, CHAT, {"messages": [{"role": "robot", "content": "x"}], **extra})
+    assert status == 200, out
+    assert out["sampling_params"]["thinking_token_budget"] == 10
+    assert out["sampling_params"]["repetition_detection"] == {
+        "max_pattern_size": 2,
+        "min_pattern_size": 0,
+        "min_count": 3,
+    }
+    status, out = post(core, CHAT, {"messages": hi, "chat_template_kwargs": {"tokenize": True}})
+    assert status == 200, out

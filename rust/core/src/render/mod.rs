@@ -172,6 +172,15 @@ impl Derenderer {
             allowed_token_ids: ids("allowed_token_ids"),
             extra_args: Some(extra),
             bad_words,
+            thinking_token_budget: opt_i64(o, "thinking_token_budget").filter(|&b| b != -1),
+            repetition_detection: o.get("repetition_detection").and_then(Value::as_object).map(|p| {
+                let field = |k: &str| p.get(k).cloned().filter(|v| !v.is_null()).unwrap_or(Value::from(0));
+                serde_json::json!({
+                    "max_pattern_size": field("max_pattern_size"),
+                    "min_pattern_size": field("min_pattern_size"),
+                    "min_count": field("min_count"),
+                })
+            }),
         }
     }
 
@@ -457,7 +466,7 @@ impl Derenderer {
     ) -> Result<String, ApiError> {
         let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
         if let Some(k) = request_kwargs {
-            let bad: Vec<&String> = k.keys().filter(|k| *k == "chat_template" || *k == "tokenize").collect();
+            let bad: Vec<&String> = k.keys().filter(|k| *k == "chat_template").collect();
             if !bad.is_empty() && !self.settings.trust_request_chat_template {
                 return Err(ApiError::bad_request(format!(
                     "Found unexpected chat template kwargs from request: {bad:?}"
@@ -478,6 +487,15 @@ impl Derenderer {
             })?,
         };
         let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        if messages.is_empty() {
+            return Err(ApiError::bad_request(
+                "Cannot apply chat template to an empty conversation. Provide at least one message.",
+            ));
+        }
+        if crate::wire::chat_fields::has_media_part(o) {
+            let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
+            return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
+        }
         let mut conversation = messages::conversation(messages)?;
         if !template.supports_developer {
             conversation = messages::developer_as_system(conversation);
@@ -524,9 +542,19 @@ impl Derenderer {
         let Some(opts) = opts.filter(|_| errs.is_empty()) else { return Err(errs.into_api_error()) };
         let prompts = prompts.unwrap_or_default();
         if prompts.is_empty() {
+            // An empty list passes `validate_prompt_and_prompt_embeds` and
+            // fails in the renderer.
+            let message = if o.get("prompt").is_some_and(Value::is_array) {
+                "You must pass at least one prompt (parameter=prompt)"
+            } else {
+                "Either prompt or prompt_embeds must be provided and non-empty. (parameter=prompt)"
+            };
+            return Err(ApiError::invalid_param(message, "prompt"));
+        }
+        if o.get("prompt_embeds").is_some_and(|e| !e.is_null() && e.as_array().is_none_or(|a| !a.is_empty())) {
             return Err(ApiError::invalid_param(
-                "Either prompt or prompt_embeds must be provided and non-empty. (parameter=prompt)",
-                "prompt",
+                "You must set `--enable-prompt-embeds` to input `prompt_embeds`. (parameter=prompt_embeds)",
+                "prompt_embeds",
             ));
         }
         self.check_model(o.get("model").and_then(Value::as_str))?;

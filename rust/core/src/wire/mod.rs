@@ -1,4 +1,5 @@
 //! Wire formats: request parsing/validation and response shapes.
+pub mod chat_fields;
 pub mod lazy_body;
 pub mod request;
 pub mod response;

@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value};
 
+use super::structured;
 use crate::error::ApiError;
 use crate::pydantic::{read, Errors, Loc};
-use super::structured;
 
 pub type Obj = Map<String, Value>;
 
@@ -746,6 +746,7 @@ pub fn request_fields(o: &Obj, api: Api, l: &Loc, errs: &mut Errors) -> Option<O
     opts.min_tokens = opt_int(o, "min_tokens", l, errs).unwrap_or(0);
     match api {
         Api::Chat => {
+            super::chat_fields::check(o, l, errs);
             opts.logprobs_flag = opt_bool(o, "logprobs", l, errs).unwrap_or(false);
             opts.top_logprobs = match o.get("top_logprobs") {
                 None => Some(0),
@@ -986,12 +987,50 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
             }
         }
     }
+    if api == Api::Chat {
+        for key in ["mm_processor_kwargs", "media_io_kwargs"] {
+            if truthy(req.get(key)) {
+                let what = if key == "media_io_kwargs" { "media loading" } else { "preprocessing" };
+                return Err(invalid(&format!("Per-request {key} are disabled by default because they can change multimodal {what} resource usage. Start the server with --trust-request-mm-kwargs only when clients are trusted."), Some(key)));
+            }
+        }
+    }
+    check_thinking_budget(req.get("thinking_token_budget"))?;
+    check_repetition_detection(req.get("repetition_detection"))?;
     // Field validation: `StructuredOutputsParams.__post_init__` raises past
     // pydantic, so it wins over every other field's error.
     let mut field_errs = Errors::default();
     structured::check_field_types(req, &Loc::root("body"), &mut field_errs);
     if field_errs.is_empty() {
         structured::check_one_constraint(req)?;
+    }
+    Ok(())
+}
+
+/// `validate_thinking_token_budget` (a field validator raising past
+/// pydantic): a non-negative int, or -1 for unlimited.
+fn check_thinking_budget(v: Option<&Value>) -> Result<(), ApiError> {
+    let Some(v) = v.filter(|v| !v.is_null()) else { return Ok(()) };
+    if v.as_i64().is_some_and(|b| b >= -1) {
+        return Ok(());
+    }
+    let shown = crate::pydantic::summarize(Some(v));
+    Err(ApiError::invalid_param(
+        format!("`thinking_token_budget` must be a non-negative integer or -1 for unlimited. (parameter=thinking_token_budget, value={shown})"),
+        "thinking_token_budget",
+    ))
+}
+
+/// `RepetitionDetectionParams.__post_init__`.
+fn check_repetition_detection(v: Option<&Value>) -> Result<(), ApiError> {
+    let Some(p) = v.and_then(Value::as_object) else { return Ok(()) };
+    let field = |k: &str| p.get(k).and_then(Value::as_i64).unwrap_or(0);
+    let (max, min, count) = (field("max_pattern_size"), field("min_pattern_size"), field("min_count"));
+    if max < 0 || min < 0 || min > max {
+        return Err(invalid("max_pattern_size, min_pattern_size must be >=0, with min_pattern_size <= max_pattern_size. Set both to 0 to disable repetitive pattern detection.", None));
+    }
+    if max > 0 && count < 2 {
+        return Err(invalid("min_count must be >= 2 to detect repetitive patterns in engine output. If you do not wish to detect repetitive patterns, set max_pattern_size to 0.", None));
     }
     Ok(())
 }
