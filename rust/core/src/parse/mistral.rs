@@ -489,9 +489,12 @@ mod tests {
         assert_eq!(batch.content, flushed);
     }
 
+    /// Content and calls `(name, arguments)`.
+    type Answer = (String, Vec<(String, String)>);
+
     /// Stream `text` one char at a time (the marker as one piece), finish,
     /// and assemble; with the batch answer's content and calls.
-    fn stream_and_finish(text: &str) -> ((String, Vec<(String, String)>), (String, Vec<(String, String)>)) {
+    fn stream_and_finish(text: &str) -> (Answer, Answer) {
         let c = ctx(ToolChoice::Auto);
         let mut p = MistralParser::new(ID);
         let (mut content, mut calls) = (String::new(), Vec::<(String, String)>::new());
