@@ -210,7 +210,11 @@ class Recorder:
                     "response": resp,
                 }
             )
-            if status == 200 and isinstance(resp, dict) and isinstance(resp.get("stream_state"), dict):
+            if (
+                status == 200
+                and isinstance(resp, dict)
+                and isinstance(resp.get("stream_state"), dict)
+            ):
                 state = resp["stream_state"]
         be_req = {
             "model": chat["model"],
@@ -234,7 +238,9 @@ class Recorder:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--vllm", required=True, help="base URL of a running `vllm launch render`")
     ap.add_argument("--config", required=True)
     ap.add_argument("--models", required=True, help="directory holding the configs' model dirs")
@@ -245,7 +251,9 @@ def main(argv=None) -> int:
     config = configs[args.config]
     data = json.loads((HERE / "vllm_parser_outputs.json").read_text())
     model_dir = Path(args.models) / config["model"].split("/")[-1]
-    rec = Recorder(args.vllm, args.config, config, Tokenizer.from_file(str(model_dir / "tokenizer.json")))
+    rec = Recorder(
+        args.vllm, args.config, config, Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    )
     for fam in data["families"]:
         if args.config not in fam["configs"]:
             continue
