@@ -290,6 +290,43 @@ def test_llama3_json_stream_completes_what_vllm_chunking_loses():
     assert (got["content"], got["calls"], got["finish"]) == ('{"expression": "1 + 1"}', {}, "stop")
 
 
+def test_llama3_json_call_that_batch_rejects_for_later_text_stays_streamed():
+    """vLLM 0.33's batch reads a llama3_json call with a greedy brace match,
+    so later text holding a brace makes the whole answer content. The call
+    has streamed by then (as in vLLM's stream) and cannot be taken back."""
+    core = parser_core("models/llama3", "llama3", tool_call_parser="llama3_json")
+    eot = 128009
+    text = '{"name": "searchTool", "parameters": {"query": "test"}} I used {searchTool} for this.'
+    tool = {"name": "searchTool", "parameters": {"type": "object"}}
+    request = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": tool}],
+    }
+    ids = [*core.encode(text), eot]
+    message = batch(core, ids, request)["message"]
+    assert (message["content"], message.get("tool_calls")) == (text, None)
+    got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
+    assert names_args(got["calls"]) == {0: ("searchTool", '{"query": "test"}')}
+    assert got["finish"] == "tool_calls"
+
+
+def test_deepseek_r1_text_streamed_before_a_late_think_marker_stays():
+    """DeepSeek-R1 output opening with a newline and then a literal `<think>`:
+    batch drops what precedes the marker. One token per chunk, the newline
+    has streamed as reasoning before the marker shows (as in vLLM's stream);
+    in one chunk with the marker, it is dropped as batch drops it."""
+    core = parser_core("models/deepseek_r1", "deepseek-r1", reasoning_parser="deepseek_r1")
+    eos = 1
+    ids = [*core.encode("\n<think>Some reasoning</think>\nThe answer"), eos]
+    request = {"messages": [{"role": "user", "content": "hi"}]}
+    message = batch(core, ids, request)["message"]
+    assert (message["reasoning"], message["content"]) == ("Some reasoning", "\nThe answer")
+    got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
+    assert (got["reasoning"], got["content"]) == ("\nSome reasoning", "\nThe answer")
+    whole = assemble(stream(core, CHAT, [(ids, "stop", None)], "chat_request", request))
+    assert (whole["reasoning"], whole["content"]) == ("Some reasoning", "\nThe answer")
+
+
 def test_pythonic_stream_answers_as_batch_when_no_call_can_follow():
     """vLLM's pythonic stream withholds everything after a leading `[`, so text
     that is not a call list (`[1] ...`, a bare-name argument) is lost from its

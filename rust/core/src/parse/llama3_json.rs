@@ -269,7 +269,10 @@ impl ToolParser for Llama3JsonParser {
             let sent = self.streamed_args.get(i).map_or("", String::as_str);
             // What went out differs from the answer: it cannot be taken back.
             let Some(rest) = call.arguments.strip_prefix(sent).map(str::to_string) else { continue };
-            if named && rest.is_empty() {
+            // An empty argument stream reads as `{}`: vLLM's stream sends
+            // none for an empty object, and its batch answer agrees with that.
+            let reads_as_empty = sent.is_empty() && call.arguments == "{}";
+            if named && (rest.is_empty() || reads_as_empty) {
                 continue;
             }
             out.push(DeltaToolCall {
@@ -379,6 +382,20 @@ mod tests {
                 assert_eq!(stream(&[a, b]), want, "split at {cut}: {text}");
             }
         }
+    }
+
+    #[test]
+    fn an_empty_object_call_gets_no_arguments_at_the_finish() {
+        // vLLM streams nothing for `"parameters": {}` between two calls; the
+        // finish must not add a `{}` delta that its chunks do not have.
+        let text = r#"{"name": "a", "parameters": {"q": "1"}}; {"name": "b", "parameters": {}}; {"name": "c", "parameters": {"q": "2"}}"#;
+        let chars: Vec<String> = text.chars().map(String::from).collect();
+        let one_by_one: Vec<&str> = chars.iter().map(String::as_str).collect();
+        let got = stream(&one_by_one);
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(got[1].1, "");
+        assert_eq!((got[0].1.as_str(), got[2].1.as_str()), (r#"{"q": "1"}"#, r#"{"q": "2"}"#));
     }
 
     #[test]

@@ -76,9 +76,9 @@ pub struct MistralParser {
     new_string_arguments: Option<String>,
     /// The id of the newest call, until its first delta carries it.
     unsent_id: Option<String>,
-    /// The text after the marker (or all of a guided answer), and whether
-    /// any call was streamed: without one, batch answers that text as
-    /// content, and so does the end of the stream.
+    /// The text from the first marker on (or all of a guided answer), and
+    /// whether any call was streamed: without one, the end of the stream
+    /// answers that text as batch does (calls, or the JSON as content).
     json_text: String,
     calls_sent: bool,
 }
@@ -159,6 +159,8 @@ impl MistralParser {
         let mut current = self.new_delta();
         let mut modified = false;
         let mut text = delta_text.to_string();
+        let from = if self.json_text.is_empty() { text.find(TOOL_CALLS).unwrap_or(0) } else { 0 };
+        self.json_text.push_str(&text[from..]);
         if delta_ids.contains(&self.tool_calls_id) || text.contains(TOOL_CALLS) {
             let mut parts = text.split(TOOL_CALLS);
             let first = parts.next().unwrap_or("");
@@ -167,7 +169,6 @@ impl MistralParser {
             }
             text = parts.collect();
         }
-        self.json_text.push_str(&text);
         while !text.is_empty() {
             let before = self.state;
             if self.state == State::AllToolsComplete {
@@ -258,6 +259,20 @@ fn function_calls(parsed: Option<Value>) -> Vec<FunctionCall> {
         .collect()
 }
 
+/// The JSON batch reads: the first non-blank piece after a marker (repeated
+/// markers count once; later pieces are trailing text), else the whole text.
+fn json_part(text: &str) -> &str {
+    match text.split_once(TOOL_CALLS) {
+        Some((_, rest)) => rest.split(TOOL_CALLS).map(str::trim).find(|s| !s.is_empty()).unwrap_or(""),
+        None => text.trim(),
+    }
+}
+
+/// The calls batch finds in `json`: `raw_decode`, else the regex fallback.
+fn calls_in(json: &str) -> Vec<FunctionCall> {
+    function_calls(raw_decode(json).or_else(|| bracketed(json).and_then(loads)))
+}
+
 /// `tool_call_regex.findall(text)[0]`: `\[{.*}\]`, greedy across lines.
 fn bracketed(text: &str) -> Option<&str> {
     let start = text.find("[{")?;
@@ -286,20 +301,14 @@ impl ToolParser for MistralParser {
         if ctx.tool_choice == ToolChoice::None && !ctx.tools.is_empty() {
             return not_called(text);
         }
-        let (content, json) = if text.contains(TOOL_CALLS) {
-            let mut parts = text.split(TOOL_CALLS);
-            let content = parts.next().unwrap_or("");
-            // Repeated markers count once; later segments are trailing text.
-            let json = parts.map(str::trim).find(|s| !s.is_empty()).unwrap_or("");
-            (Some(content), json)
-        } else if ctx.forces_tool_calls() {
+        let content = match text.split_once(TOOL_CALLS) {
+            Some((content, _)) => Some(content),
             // A guided bare array, without the marker.
-            (None, text.trim())
-        } else {
-            return not_called(text);
+            None if ctx.forces_tool_calls() => None,
+            None => return not_called(text),
         };
-        let parsed = raw_decode(json).or_else(|| bracketed(json).and_then(loads));
-        let calls = function_calls(parsed);
+        let json = json_part(text);
+        let calls = calls_in(json);
         if calls.is_empty() {
             return not_called(json);
         }
@@ -325,9 +334,33 @@ impl ToolParser for MistralParser {
         self.stream_json(t.delta, ids.delta)
     }
 
+    /// Nothing streamed (the JSON parser gave up, or a guided answer held no
+    /// call): the stream ends with what batch finds in the same text.
     fn finish_streaming(&mut self) -> Option<Delta> {
-        let text = self.json_text.trim();
-        (!self.calls_sent && !text.is_empty()).then(|| Delta { content: Some(text.to_string()), ..Default::default() })
+        if self.calls_sent {
+            return None;
+        }
+        let text = std::mem::take(&mut self.json_text);
+        let json = json_part(&text);
+        if json.is_empty() {
+            return None;
+        }
+        let calls = calls_in(json);
+        if calls.is_empty() {
+            return Some(Delta { content: Some(json.to_string()), ..Default::default() });
+        }
+        self.calls_sent = true;
+        let tool_calls = calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, call)| DeltaToolCall {
+                id: call.id,
+                kind: Some("function"),
+                index: i as i64,
+                function: Some(DeltaFunctionCall { name: Some(call.name), arguments: Some(call.arguments) }),
+            })
+            .collect();
+        Some(Delta { tool_calls, ..Default::default() })
     }
 }
 
@@ -454,6 +487,63 @@ mod tests {
         assert_eq!(flushed.as_deref(), Some("{\"a\": 1}"));
         let batch = p.extract_tool_calls(&pieces.concat(), &c);
         assert_eq!(batch.content, flushed);
+    }
+
+    /// Content and calls `(name, arguments)`.
+    type Answer = (String, Vec<(String, String)>);
+
+    /// Stream `text` one char at a time (the marker as one piece), finish,
+    /// and assemble; with the batch answer's content and calls.
+    fn stream_and_finish(text: &str) -> (Answer, Answer) {
+        let c = ctx(ToolChoice::Auto);
+        let mut p = MistralParser::new(ID);
+        let (mut content, mut calls) = (String::new(), Vec::<(String, String)>::new());
+        let mut pieces: Vec<String> = Vec::new();
+        for (i, part) in text.split(TOOL_CALLS).enumerate() {
+            if i > 0 {
+                pieces.push(TOOL_CALLS.into());
+            }
+            pieces.extend(chars(part));
+        }
+        let mut deltas: Vec<Delta> = Vec::new();
+        for piece in &pieces {
+            let ids: Vec<i64> = if piece == TOOL_CALLS { vec![ID] } else { vec![1] };
+            let t = Texts { previous: "", current: piece, delta: piece };
+            let i = Ids { previous: &[], current: &ids, delta: &ids };
+            deltas.extend(p.extract_tool_calls_streaming(&t, &i, &c));
+        }
+        deltas.extend(p.finish_streaming());
+        for d in deltas {
+            content += d.content.as_deref().unwrap_or("");
+            for call in d.tool_calls {
+                let idx = call.index as usize;
+                if idx >= calls.len() {
+                    calls.resize(idx + 1, Default::default());
+                }
+                let f = call.function.unwrap();
+                calls[idx].0 += f.name.as_deref().unwrap_or("");
+                calls[idx].1 += f.arguments.as_deref().unwrap_or("");
+            }
+        }
+        let b = p.extract_tool_calls(text, &c);
+        let b_calls = b.calls.into_iter().map(|c| (c.name, c.arguments)).collect();
+        ((content, calls), (b.content.unwrap_or_default(), b_calls))
+    }
+
+    #[test]
+    fn a_stream_the_json_parser_gave_up_on_ends_with_the_batch_answer() {
+        // Junk before the list: batch's regex fallback finds the call.
+        let (got, want) =
+            stream_and_finish(r#"[TOOL_CALLS]  junk [{"name": "add", "arguments":{"a": 1, "b": 2}}] trail"#);
+        assert_eq!(got, want);
+        assert_eq!(got.1, [("add".to_string(), r#"{"a": 1, "b": 2}"#.to_string())]);
+        // v11-style calls on a pre-v11 tokenizer: batch answers the first
+        // piece after the marker as content.
+        let (got, want) = stream_and_finish(r#"[TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}"#);
+        assert_eq!(got, want);
+        assert_eq!(got, (r#"add{"a": 3.5, "b": 4}"#.to_string(), vec![]));
+        let (got, want) = stream_and_finish("[TOOL_CALLS] not json at all");
+        assert_eq!(got, want);
     }
 
     #[test]
