@@ -391,7 +391,12 @@ pub mod read {
                 return Some(s.clone());
             }
         }
-        let expected = allowed.iter().map(|a| repr_str(a)).collect::<Vec<_>>().join(" or ");
+        // pydantic: "'a', 'b' or 'c'".
+        let quoted: Vec<String> = allowed.iter().map(|a| repr_str(a)).collect();
+        let expected = match quoted.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => quoted.join(""),
+        };
         errs.push(
             "literal_error",
             loc,

@@ -971,6 +971,19 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
         structured::check_count(req, api)?;
     }
     structured::check_response_format(req)?;
+    check_cache_salt(req)?;
+    // Field validation: `StructuredOutputsParams.__post_init__` raises past
+    // pydantic, so it wins over every other field's error.
+    let mut field_errs = Errors::default();
+    structured::check_field_types(req, &Loc::root("body"), &mut field_errs);
+    if field_errs.is_empty() {
+        structured::check_one_constraint(req)?;
+    }
+    Ok(())
+}
+
+/// `validate_cache_salt`.
+pub(crate) fn check_cache_salt(req: &Obj) -> Result<(), ApiError> {
     if let Some(salt) = req.get("cache_salt").filter(|v| !v.is_null()) {
         match salt.as_str() {
             Some(s) if !s.is_empty() => {
@@ -985,13 +998,6 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
                 ))
             }
         }
-    }
-    // Field validation: `StructuredOutputsParams.__post_init__` raises past
-    // pydantic, so it wins over every other field's error.
-    let mut field_errs = Errors::default();
-    structured::check_field_types(req, &Loc::root("body"), &mut field_errs);
-    if field_errs.is_empty() {
-        structured::check_one_constraint(req)?;
     }
     Ok(())
 }
