@@ -312,6 +312,130 @@ def cases(model: str) -> list[tuple[str, dict]]:
             },
         ),
         ("tool_web_search", {**m, "input": "x", "tools": [{"type": "web_search"}]}),
+        (
+            "tools_required_hosted_only",
+            {**m, "input": "x", "tools": [{"type": "web_search"}], "tool_choice": "required"},
+        ),
+        (
+            "tool_choice_allowed_tools",
+            {
+                **m,
+                "input": "x",
+                "tools": [WEATHER, TIME],
+                "tool_choice": {
+                    "type": "allowed_tools",
+                    "mode": "auto",
+                    "tools": [{"type": "function", "name": "get_time"}],
+                },
+            },
+        ),
+        (
+            "tool_choice_hosted",
+            {**m, "input": "x", "tools": [WEATHER], "tool_choice": {"type": "web_search_preview"}},
+        ),
+        (
+            "tool_choice_namespace_local_name",
+            {
+                **m,
+                "input": "x",
+                "tools": [
+                    {"type": "namespace", "name": "ns", "description": "d", "tools": [WEATHER]}
+                ],
+                "tool_choice": {"type": "function", "name": "get_weather"},
+            },
+        ),
+        (
+            "tool_choice_namespace_ambiguous",
+            {
+                **m,
+                "input": "x",
+                "tools": [
+                    {"type": "namespace", "name": "a", "description": "d", "tools": [WEATHER]},
+                    {"type": "namespace", "name": "b", "description": "d", "tools": [WEATHER]},
+                ],
+                "tool_choice": {"type": "function", "name": "get_weather"},
+            },
+        ),
+        (
+            "tool_choice_custom",
+            {
+                **m,
+                "input": "x",
+                "tools": [{"type": "custom", "name": "shell"}],
+                "tool_choice": {"type": "custom", "name": "shell"},
+            },
+        ),
+        (
+            "namespaced_call_history",
+            {
+                **m,
+                "input": [USER, {**CALL, "namespace": "ns"}, OUTPUT],
+                "tools": [
+                    {"type": "namespace", "name": "ns", "description": "d", "tools": [WEATHER]}
+                ],
+            },
+        ),
+        (
+            "custom_call_history",
+            {
+                **m,
+                "input": [
+                    USER,
+                    {
+                        "type": "custom_tool_call",
+                        "call_id": "c9",
+                        "name": "shell",
+                        "input": "ls -la",
+                    },
+                    {"type": "custom_tool_call_output", "call_id": "c9", "output": "file.txt"},
+                ],
+                "tools": [{"type": "custom", "name": "shell"}],
+            },
+        ),
+        (
+            "developer_mid_conversation",
+            {
+                **m,
+                "instructions": "Rule A.",
+                "input": [
+                    USER,
+                    {"role": "developer", "content": "Rule C."},
+                    {"role": "user", "content": "Go"},
+                ],
+            },
+        ),
+        (
+            "function_output_list",
+            {
+                **m,
+                "input": [
+                    USER,
+                    CALL,
+                    {
+                        **OUTPUT,
+                        "output": [
+                            {"type": "input_text", "text": "21"},
+                            {"type": "input_text", "text": "C"},
+                        ],
+                    },
+                ],
+            },
+        ),
+        (
+            "input_image_part",
+            {
+                **m,
+                "input": [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_image", "image_url": "http://127.0.0.1:9/x.png"}
+                        ],
+                    }
+                ],
+            },
+        ),
+        ("input_item_reference", {**m, "input": [USER, {"type": "item_reference", "id": "msg_1"}]}),
         # Structured outputs.
         (
             "text_json_schema",

@@ -183,6 +183,14 @@ fn item_message(item: &Value, prev: Option<&mut Value>) -> Result<Option<Value>,
     Err(unsupported(kind.unwrap_or("None")))
 }
 
+/// Whether a message carries an image, file or audio part (which only a
+/// multimodal model can render).
+pub fn has_media(messages: &[Value]) -> bool {
+    messages.iter().filter_map(|m| m.get("content").and_then(Value::as_array)).flatten().any(|part| {
+        matches!(part.get("type").and_then(Value::as_str), Some("input_image" | "input_file" | "input_audio"))
+    })
+}
+
 /// `should_continue_final_message`: the last item is an unfinished assistant
 /// message or reasoning item.
 pub fn continues_final_message(input: &Value) -> bool {

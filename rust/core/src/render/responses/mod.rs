@@ -193,6 +193,10 @@ impl Derenderer {
             ));
         }
 
+        if chat.get("messages").and_then(Value::as_array).is_some_and(|m| items::has_media(m)) {
+            let name = self.settings.served_model_names.first().map_or("model", String::as_str);
+            return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
+        }
         let excluded =
             ctx.tool_choice == crate::parse::ToolChoice::None && self.settings.exclude_tools_when_tool_choice_none;
         let template_tools = (!tools.is_empty() && !excluded).then_some(tools.as_slice());
