@@ -207,8 +207,17 @@ impl Derenderer {
         }
         self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))?;
 
-        // The parser's `adjust_request`, as for chat.
+        // The parser's `adjust_request`, as for chat. A forced call needs a
+        // function tool (`require_function_tools`).
         let parser = self.settings.parser.as_ref();
+        let hosted_only = tools.is_empty() && o.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+        if hosted_only && parser.is_some_and(|p| p.has_tool()) && ctx.tool_choice == crate::parse::ToolChoice::Required
+        {
+            return Err(ApiError::invalid_param(
+                "tool_choice requires a function call, but tools contains no function tool the model can call. (parameter=tool_choice)",
+                "tool_choice",
+            ));
+        }
         let format = structured::request_format(structured::request_params(&chat).as_ref());
         let (keep_special, adjusted) = parser.map(|p| p.render_adjustments(&ctx, &format)).unwrap_or((false, None));
         let opts = output_options(&o);
