@@ -199,9 +199,14 @@ impl Derenderer {
         }
         let excluded =
             ctx.tool_choice == crate::parse::ToolChoice::None && self.settings.exclude_tools_when_tool_choice_none;
-        let template_tools = (!tools.is_empty() && !excluded).then_some(tools.as_slice());
+        // Hosted tools alone still give the template a (empty) tool list.
+        let given = o.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+        let template_tools = (given && !excluded).then_some(tools.as_slice());
         let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
-        let (ids, offsets) = self.encode_prompt(&chat, &text, false, max_out)?;
+        // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
+        // default (true), unlike chat: templates that write their own BOS get
+        // a second one, as vLLM renders them.
+        let (ids, offsets) = self.encode_prompt(&chat, &text, true, max_out)?;
         if ids.is_empty() {
             return Err(ApiError::bad_request("No token_ids rendered"));
         }
@@ -210,7 +215,7 @@ impl Derenderer {
         // The parser's `adjust_request`, as for chat. A forced call needs a
         // function tool (`require_function_tools`).
         let parser = self.settings.parser.as_ref();
-        let hosted_only = tools.is_empty() && o.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+        let hosted_only = given && tools.is_empty();
         if hosted_only && parser.is_some_and(|p| p.has_tool()) && ctx.tool_choice == crate::parse::ToolChoice::Required
         {
             return Err(ApiError::invalid_param(
