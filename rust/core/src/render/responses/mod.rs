@@ -216,15 +216,24 @@ impl Derenderer {
         // function tool (`require_function_tools`).
         let parser = self.settings.parser.as_ref();
         let hosted_only = given && tools.is_empty();
-        if hosted_only && parser.is_some_and(|p| p.has_tool()) && ctx.tool_choice == crate::parse::ToolChoice::Required
-        {
+        let constrains = parser.is_some_and(|p| p.has_tool() && !p.forced_schema_from_chat_request());
+        if hosted_only && constrains && ctx.tool_choice == crate::parse::ToolChoice::Required {
             return Err(ApiError::invalid_param(
                 "tool_choice requires a function call, but tools contains no function tool the model can call. (parameter=tool_choice)",
                 "tool_choice",
             ));
         }
         let format = structured::request_format(structured::request_params(&chat).as_ref());
-        let (keep_special, adjusted) = parser.map(|p| p.render_adjustments(&ctx, &format)).unwrap_or((false, None));
+        let (mut keep_special, mut adjusted) =
+            parser.map(|p| p.render_adjustments(&ctx, &format)).unwrap_or((false, None));
+        if let Some(p) = parser {
+            // Hosted tools count as tools for the parser's `adjust_request`.
+            keep_special |=
+                hosted_only && p.tool_keeps_special_tokens() && ctx.tool_choice != crate::parse::ToolChoice::None;
+            if p.forced_schema_from_chat_request() && ctx.forces_tool_calls() {
+                adjusted = None;
+            }
+        }
         let opts = output_options(&o);
         let skip_special = !keep_special && opts.skip_special_tokens.unwrap_or(true);
         let max_tokens = self.max_tokens(max_out, ids.len());
