@@ -2,6 +2,7 @@
 //! vLLM 0.33's `GenerateRequest` out (token ids, sampling params, context).
 
 mod messages;
+mod responses;
 pub mod sampling;
 pub mod structural_tag;
 pub mod structured;

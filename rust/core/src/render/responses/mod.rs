@@ -237,16 +237,11 @@ impl Derenderer {
         let opts = output_options(&o);
         let skip_special = !keep_special && opts.skip_special_tokens.unwrap_or(true);
         let max_tokens = self.max_tokens(max_out, ids.len());
-        if max_tokens < 1 {
-            return Err(ApiError::invalid_param(
-                format!("max_tokens must be at least 1, got {max_tokens}. (parameter=max_tokens, value={max_tokens})"),
-                "max_tokens",
-            ));
-        }
         let mut sampling = self.sampling(&chat, &opts, max_tokens, Api::Completion, skip_special);
         if adjusted.is_some() {
             sampling.structured_outputs = adjusted;
         }
+        self.verify_sampling(&sampling)?;
         let reasoning_parser_kwargs = parser.filter(|p| p.has_reasoning()).map(|_| {
             let mut m = Map::new();
             m.insert("chat_template_kwargs".into(), Value::Object(ctx.template_kwargs.clone()));
