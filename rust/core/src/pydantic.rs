@@ -290,20 +290,12 @@ pub mod read {
         match v {
             // An int other than 0 / 1 or an unknown word is a parsing error;
             // anything else a type error.
-            Value::String(_) => errs.push(
-                "bool_parsing",
-                loc,
-                "Input should be a valid boolean, unable to interpret input",
-                Some(v),
-                None,
-            ),
-            Value::Number(n) if !n.is_f64() => errs.push(
-                "bool_parsing",
-                loc,
-                "Input should be a valid boolean, unable to interpret input",
-                Some(v),
-                None,
-            ),
+            Value::String(_) => {
+                errs.push("bool_parsing", loc, "Input should be a valid boolean, unable to interpret input", Some(v), None)
+            }
+            Value::Number(n) if !n.is_f64() => {
+                errs.push("bool_parsing", loc, "Input should be a valid boolean, unable to interpret input", Some(v), None)
+            }
             _ => errs.push("bool_type", loc, "Input should be a valid boolean", Some(v), None),
         }
         None

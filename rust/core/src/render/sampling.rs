@@ -80,9 +80,7 @@ impl Sampling {
         if self.n as u64 > max_n as u64 {
             return Err(refused(format!("n must be at most {max_n}, got {}. To increase this limit, set the VLLM_MAX_N_SEQUENCES environment variable.", self.n), None));
         }
-        for (name, value) in
-            [("presence_penalty", self.presence_penalty), ("frequency_penalty", self.frequency_penalty)]
-        {
+        for (name, value) in [("presence_penalty", self.presence_penalty), ("frequency_penalty", self.frequency_penalty)] {
             if !(-2.0..=2.0).contains(&value) {
                 return Err(refused(format!("{name} must be in [-2, 2], got {}.", f(value)), None));
             }
@@ -117,10 +115,7 @@ impl Sampling {
         }
         if self.max_tokens < 1 {
             let m = self.max_tokens;
-            return Err(refused(
-                format!("max_tokens must be at least 1, got {m}."),
-                Some(("max_tokens", m.to_string())),
-            ));
+            return Err(refused(format!("max_tokens must be at least 1, got {m}."), Some(("max_tokens", m.to_string()))));
         }
         if self.min_tokens < 0 {
             return Err(refused(
@@ -130,25 +125,16 @@ impl Sampling {
         }
         if self.min_tokens > self.max_tokens {
             return Err(refused(
-                format!(
-                    "min_tokens must be less than or equal to max_tokens={}, got {}.",
-                    self.max_tokens, self.min_tokens
-                ),
+                format!("min_tokens must be less than or equal to max_tokens={}, got {}.", self.max_tokens, self.min_tokens),
                 None,
             ));
         }
         if let Some(i) = self.stream_interval.filter(|&i| i < 1) {
-            return Err(refused(
-                format!("stream_interval must be at least 1, got {i}."),
-                Some(("stream_interval", i.to_string())),
-            ));
+            return Err(refused(format!("stream_interval must be at least 1, got {i}."), Some(("stream_interval", i.to_string()))));
         }
         for (name, value) in [("logprobs", self.logprobs), ("prompt_logprobs", self.prompt_logprobs)] {
             if let Some(l) = value.filter(|&l| l < 0 && l != -1) {
-                return Err(refused(
-                    format!("{name} must be non-negative or -1, got {l}."),
-                    Some((name, l.to_string())),
-                ));
+                return Err(refused(format!("{name} must be non-negative or -1, got {l}."), Some((name, l.to_string()))));
             }
         }
         if self.stop.iter().any(String::is_empty) {

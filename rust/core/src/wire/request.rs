@@ -4,9 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::structured;
 use crate::error::ApiError;
 use crate::pydantic::{read, Errors, Loc};
+use super::structured;
 
 pub type Obj = Map<String, Value>;
 

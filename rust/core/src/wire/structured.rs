@@ -77,8 +77,7 @@ pub(crate) fn check_response_format(req: &Map<String, Value>) -> Result<(), ApiE
             Some("response_format"),
         )),
         Some("structural_tag") => {
-            let invalid =
-                || refused("Invalid response_format structural_tag specification.".into(), Some("response_format"));
+            let invalid = || refused("Invalid response_format structural_tag specification.".into(), Some("response_format"));
             format_of(&Value::Object(rf.clone())).ok_or_else(invalid)?;
             check_nesting(&Value::Object(rf.clone()))
         }
@@ -255,15 +254,12 @@ mod tests {
     #[test]
     fn structural_tags_must_parse_as_tags() {
         let good = json!({"type": "structural_tag", "format": {"type": "const_string", "value": "x"}}).to_string();
-        let legacy =
-            json!({"structures": [{"begin": "<a>", "schema": {}, "end": "</a>"}], "triggers": ["<a"]}).to_string();
+        let legacy = json!({"structures": [{"begin": "<a>", "schema": {}, "end": "</a>"}], "triggers": ["<a"]}).to_string();
         for tag in [good, legacy] {
             let req = obj(json!({"structured_outputs": {"structural_tag": tag}}));
             assert!(check_count(&req, Api::Chat).is_ok(), "{tag}");
         }
-        for tag in
-            [json!(""), json!("{bad"), json!("[1]"), json!({"format": {}}), json!("{\"format\": {\"type\": \"nope\"}}")]
-        {
+        for tag in [json!(""), json!("{bad"), json!("[1]"), json!({"format": {}}), json!("{\"format\": {\"type\": \"nope\"}}")] {
             let req = obj(json!({"structured_outputs": {"structural_tag": tag}}));
             assert_eq!(
                 message(check_count(&req, Api::Chat)),
@@ -282,9 +278,7 @@ mod tests {
         assert!(message(check_response_format(&req)).contains("'json_schema' field must be provided"));
         let req = obj(json!({"response_format": {"type": "structural_tag", "format": {"type": "nope"}}}));
         assert!(message(check_response_format(&req)).contains("Invalid response_format structural_tag"));
-        let req = obj(
-            json!({"response_format": {"type": "structural_tag", "format": {"type": "const_string", "value": "x"}}}),
-        );
+        let req = obj(json!({"response_format": {"type": "structural_tag", "format": {"type": "const_string", "value": "x"}}}));
         assert!(check_response_format(&req).is_ok());
         let req = obj(json!({"response_format": {"type": "json_object"}}));
         assert!(check_response_format(&req).is_ok());
@@ -293,8 +287,7 @@ mod tests {
     #[test]
     fn field_types_are_pydantics_errors() {
         let mut errs = Errors::default();
-        let req =
-            obj(json!({"structured_outputs": {"json": 1, "choice": [1], "regex": 2, "disable_any_whitespace": 3}}));
+        let req = obj(json!({"structured_outputs": {"json": 1, "choice": [1], "regex": 2, "disable_any_whitespace": 3}}));
         check_field_types(&req, &Loc::root("body"), &mut errs);
         let kinds: Vec<&str> = errs.list.iter().map(|e| e.kind).collect();
         assert_eq!(kinds, ["string_type", "dict_type", "string_type", "string_type", "bool_parsing"]);
