@@ -20,6 +20,7 @@ pub enum Route {
     CompletionDerender,
     ChatRender,
     CompletionRender,
+    ResponsesRender,
     Tokenize,
     Detokenize,
 }
@@ -31,6 +32,7 @@ impl Route {
             "/v1/completions/derender" => Some(Route::CompletionDerender),
             "/v1/chat/completions/render" => Some(Route::ChatRender),
             "/v1/completions/render" => Some(Route::CompletionRender),
+            "/v1/responses/render" => Some(Route::ResponsesRender),
             "/tokenize" => Some(Route::Tokenize),
             "/detokenize" => Some(Route::Detokenize),
             _ => None,
@@ -112,6 +114,7 @@ impl Derenderer {
             },
             Route::ChatRender => ok_json(&self.chat_render(value.as_ref(), request_id)?),
             Route::CompletionRender => ok_json(&self.completion_render(value.as_ref(), request_id)?),
+            Route::ResponsesRender => ok_json(&self.responses_render(value.as_ref())?),
             Route::Tokenize => ok_json(&self.tokenize(value.as_ref())?),
             Route::Detokenize => ok_json(&self.detokenize(value.as_ref())?),
         }

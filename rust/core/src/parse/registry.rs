@@ -195,6 +195,32 @@ impl ParserSpec {
         self.tool.is_some()
     }
 
+    /// Whether the tool parser's own `adjust_request` keeps special tokens
+    /// when tools are offered. The DeepSeek parsers have none (the markers
+    /// are not special tokens); Llama's and the pythonic parsers keep the
+    /// base one, which leaves special tokens alone.
+    pub fn tool_keeps_special_tokens(&self) -> bool {
+        self.tool.is_some()
+            && !matches!(
+                self.tool,
+                Some(
+                    ToolFamily::Llama3Json
+                        | ToolFamily::Pythonic
+                        | ToolFamily::Llama4Pythonic
+                        | ToolFamily::DeepSeekV3
+                        | ToolFamily::DeepSeekV31
+                )
+            )
+    }
+
+    /// Whether a forced tool choice's JSON schema comes from the chat
+    /// request (`ChatCompletionRequest.to_sampling_params`) rather than the
+    /// parser: Mistral's parser opts out of the base `adjust_request`, so a
+    /// Responses request gets no schema.
+    pub fn forced_schema_from_chat_request(&self) -> bool {
+        self.tool == Some(ToolFamily::Mistral)
+    }
+
     /// `--tool-strict-level` (`None`: each tool parser's default).
     pub fn with_tool_strict_level(mut self, level: Option<StrictLevel>) -> ParserSpec {
         self.tool_strict_level = level;
@@ -262,20 +288,7 @@ impl ParserSpec {
         if self.tool.is_none() || ctx.tools.is_empty() {
             return (keep_special, None);
         }
-        // The DeepSeek parsers have no `adjust_request` of their own (the
-        // markers are not special tokens); Llama's and the pythonic parsers
-        // keep the base one, which leaves special tokens alone.
-        let own_adjust = !matches!(
-            self.tool,
-            Some(
-                ToolFamily::Llama3Json
-                    | ToolFamily::Pythonic
-                    | ToolFamily::Llama4Pythonic
-                    | ToolFamily::DeepSeekV3
-                    | ToolFamily::DeepSeekV31
-            )
-        );
-        keep_special |= own_adjust && ctx.tool_choice != ToolChoice::None;
+        keep_special |= self.tool_keeps_special_tokens() && ctx.tool_choice != ToolChoice::None;
         let request = TagRequest {
             tools: &ctx.tools,
             tool_choice: &ctx.tool_choice,

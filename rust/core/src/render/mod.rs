@@ -2,6 +2,7 @@
 //! vLLM 0.33's `GenerateRequest` out (token ids, sampling params, context).
 
 mod messages;
+mod responses;
 pub mod sampling;
 pub mod structural_tag;
 pub mod structured;
@@ -382,7 +383,7 @@ impl Derenderer {
         let requested_side = o.get("truncation_side").and_then(Value::as_str);
         // vLLM loads every generating model's tokenizer with
         // `truncation_side="left"`, whatever its config says.
-        let left = requested_side.map_or(true, |side| side == "left");
+        let left = requested_side.is_none_or(|side| side == "left");
         let (text, trimmed) = self.pre_trim(text, truncate.is_some(), requested_side)?;
         let tokenizer = &self.model.tokenizer;
         let failed = |e: tokenizers::Error| ApiError::bad_request(format!("tokenization failed: {e}"));

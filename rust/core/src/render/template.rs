@@ -132,7 +132,8 @@ impl ChatTemplate {
         template.render(JValue::from(minijinja::value::Serde(vars))).map_err(|e| {
             // `raise_exception` messages are the template author's words.
             let detail = e.detail().map(str::to_string).unwrap_or_else(|| e.to_string());
-            TemplateError::Render(python_add_error(&detail).unwrap_or(detail))
+            let python = python_add_error(&detail).or_else(|| python_len_error(&detail));
+            TemplateError::Render(python.unwrap_or(detail))
         })
     }
 }
@@ -158,6 +159,17 @@ fn python_add_error(detail: &str) -> Option<String> {
         "str" | "list" => format!("can only concatenate {lhs} (not \"{rhs}\") to {lhs}"),
         _ => format!("unsupported operand type(s) for +: '{lhs}' and '{rhs}'"),
     })
+}
+
+/// `len()` of a value without one, as Python reports it.
+fn python_len_error(detail: &str) -> Option<String> {
+    let kind = match detail.strip_prefix("cannot calculate length of value of type ")? {
+        "none" => "NoneType",
+        "number" => "int",
+        "bool" => "bool",
+        _ => return None,
+    };
+    Some(format!("object of type '{kind}' has no len()"))
 }
 
 #[cfg(test)]

@@ -972,21 +972,7 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
         structured::check_count(req, api)?;
     }
     structured::check_response_format(req)?;
-    if let Some(salt) = req.get("cache_salt").filter(|v| !v.is_null()) {
-        match salt.as_str() {
-            Some(s) if !s.is_empty() => {
-                if s.chars().count() > 128 || s.chars().any(|c| matches!(c, '@' | '/' | '\\' | '\0')) {
-                    return Err(invalid("Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', '\\\\', or NUL.", Some("cache_salt")));
-                }
-            }
-            _ => {
-                return Err(invalid(
-                    "Parameter 'cache_salt' must be a non-empty string if provided.",
-                    Some("cache_salt"),
-                ))
-            }
-        }
-    }
+    check_cache_salt(req)?;
     if api == Api::Chat {
         for key in ["mm_processor_kwargs", "media_io_kwargs"] {
             if truthy(req.get(key)) {
@@ -1003,6 +989,26 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
     structured::check_field_types(req, &Loc::root("body"), &mut field_errs);
     if field_errs.is_empty() {
         structured::check_one_constraint(req)?;
+    }
+    Ok(())
+}
+
+/// `validate_cache_salt`.
+pub(crate) fn check_cache_salt(req: &Obj) -> Result<(), ApiError> {
+    if let Some(salt) = req.get("cache_salt").filter(|v| !v.is_null()) {
+        match salt.as_str() {
+            Some(s) if !s.is_empty() => {
+                if s.chars().count() > 128 || s.chars().any(|c| matches!(c, '@' | '/' | '\\' | '\0')) {
+                    return Err(invalid("Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', '\\\\', or NUL.", Some("cache_salt")));
+                }
+            }
+            _ => {
+                return Err(invalid(
+                    "Parameter 'cache_salt' must be a non-empty string if provided.",
+                    Some("cache_salt"),
+                ))
+            }
+        }
     }
     Ok(())
 }

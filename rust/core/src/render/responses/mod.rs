@@ -1,0 +1,259 @@
+//! `POST /v1/responses/render` (vLLM's `render_responses_request`, the
+//! non-Harmony branch): a Responses request is validated, turned into the
+//! chat render's inputs (a chat-shaped view: messages, chat tools, template
+//! flags) and rendered by the same template, tokenizer and parser
+//! adjustments as `/v1/chat/completions/render`. What differs is kept here:
+//! `ResponsesRequest.to_sampling_params`, the request id taken verbatim, and
+//! a `GenerateRequest` without `parse_context` or `reasoning_ended`.
+
+mod items;
+mod validate;
+
+use serde_json::{Map, Value};
+
+use super::{body_object, opt_i64, structured};
+use crate::derender::Derenderer;
+use crate::error::ApiError;
+use crate::parse::context::ChatContext;
+use crate::wire::request::{Api, Obj, OutputOptions};
+
+/// Request fields the shared sampling and `GenerateRequest` code reads under
+/// the same name and meaning.
+const SHARED_FIELDS: &[&str] = &[
+    "model",
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+    "presence_penalty",
+    "frequency_penalty",
+    "seed",
+    "stop",
+    "logit_bias",
+    "vllm_xargs",
+    "spaces_between_special_tokens",
+    "stream",
+    "cache_salt",
+    "priority",
+    "kv_transfer_params",
+    "ec_transfer_params",
+    "chat_template_kwargs",
+    "parallel_tool_calls",
+    "include_reasoning",
+];
+
+/// The Responses `tool_choice` in chat form (a named function or custom tool
+/// becomes a named function; hosted-tool and allowed-tools choices force
+/// nothing).
+fn chat_tool_choice(choice: Option<&Value>) -> Value {
+    match choice {
+        None => Value::String("auto".into()),
+        Some(Value::String(s)) => Value::String(s.clone()),
+        Some(Value::Object(o)) if matches!(o.get("type").and_then(Value::as_str), Some("function" | "custom")) => {
+            let name = o.get("name").cloned().unwrap_or(Value::Null);
+            serde_json::json!({"type": "function", "function": {"name": name}})
+        }
+        Some(_) => Value::Null,
+    }
+}
+
+/// `extract_structured_outputs`: `text.format` as structured outputs (or the
+/// request's own `structured_outputs`; both at once is refused).
+fn structured_outputs(o: &Obj) -> Result<Option<Value>, ApiError> {
+    let format = o.get("text").and_then(|t| t.get("format")).filter(|f| !f.is_null());
+    let given = o.get("structured_outputs").filter(|s| !s.is_null());
+    let Some(format) = format else { return Ok(given.cloned()) };
+    if given.is_some() {
+        return Err(ApiError::invalid_param(
+            "Cannot specify both structured_outputs and text.format (parameter=structured_outputs)",
+            "structured_outputs",
+        ));
+    }
+    Ok(match format.get("type").and_then(Value::as_str) {
+        Some("json_object") => Some(serde_json::json!({"json_object": true})),
+        Some("json_schema") => format.get("schema").filter(|s| !s.is_null()).map(|s| serde_json::json!({"json": s})),
+        _ => None,
+    })
+}
+
+/// The chat-completions view of a validated Responses request: what the
+/// chat render's context, template and sampling code read.
+fn chat_view(o: &Obj, messages: Vec<Value>, tools: &[Value]) -> Result<Obj, ApiError> {
+    let mut chat = Obj::new();
+    for key in SHARED_FIELDS {
+        if let Some(v) = o.get(*key) {
+            chat.insert((*key).into(), v.clone());
+        }
+    }
+    let continues = o.get("input").is_some_and(items::continues_final_message);
+    chat.insert("add_generation_prompt".into(), Value::Bool(!continues));
+    chat.insert("continue_final_message".into(), Value::Bool(continues));
+    if let Some(effort) = o.get("reasoning").and_then(|r| r.get("effort")).filter(|e| !e.is_null()) {
+        chat.insert("reasoning_effort".into(), effort.clone());
+    }
+    chat.insert("messages".into(), Value::Array(messages));
+    if !tools.is_empty() {
+        chat.insert("tools".into(), Value::Array(tools.to_vec()));
+    }
+    chat.insert("tool_choice".into(), chat_tool_choice(o.get("tool_choice")));
+    // `build_tok_params`: any truncation but "disabled" keeps the longest
+    // prompt that leaves room for output.
+    if o.get("truncation").is_some_and(|t| t.as_str() != Some("disabled")) {
+        chat.insert("truncate_prompt_tokens".into(), Value::from(-1));
+    }
+    if let Some(s) = structured_outputs(o)? {
+        chat.insert("structured_outputs".into(), s);
+    }
+    Ok(chat)
+}
+
+/// The sampling options `to_sampling_params` takes from the request.
+fn output_options(o: &Obj) -> OutputOptions {
+    let logprobs = o
+        .get("include")
+        .and_then(Value::as_array)
+        .is_some_and(|i| i.iter().any(|x| x.as_str() == Some("message.output_text.logprobs")));
+    let flag = |k: &str| o.get(k).is_some_and(crate::parse::context::truthy);
+    OutputOptions {
+        stop: Vec::new(),
+        stop_given: false,
+        stop_token_ids: o
+            .get("stop_token_ids")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_i64).collect())
+            .unwrap_or_default(),
+        ignore_eos: flag("ignore_eos"),
+        skip_special_tokens: o.get("skip_special_tokens").and_then(Value::as_bool),
+        include_stop_str_in_output: flag("include_stop_str_in_output"),
+        min_tokens: 0,
+        logprobs_flag: false,
+        top_logprobs: logprobs.then(|| opt_i64(o, "top_logprobs").unwrap_or(0)),
+        logprob_token_ids: false,
+        return_token_ids: false,
+        raw: o.clone(),
+    }
+}
+
+/// Where `SamplingParams` differs from the chat's: `watermarking` when set,
+/// and `extra_args` written even empty unless transfer params were hoisted
+/// out of it.
+fn sampling_json(o: &Obj, mut sampling: Map<String, Value>) -> Map<String, Value> {
+    let set = |k: &str| o.get(k).is_some_and(|v| v.as_object().is_some_and(|m| !m.is_empty()));
+    let xargs_empty = o.get("vllm_xargs").and_then(Value::as_object).is_none_or(Map::is_empty);
+    let empty_extra = xargs_empty && !set("kv_transfer_params") && !set("ec_transfer_params");
+    let watermarking =
+        o.get("watermarking").filter(|v| !v.is_null()).map(|v| Value::Bool(crate::parse::context::truthy(v)));
+    let mut out = Map::new();
+    for (k, v) in std::mem::take(&mut sampling) {
+        if k == "bad_words" && empty_extra {
+            out.insert("extra_args".into(), Value::Object(Map::new()));
+        }
+        let after_temperature = k == "temperature";
+        out.insert(k, v);
+        if let Some(w) = watermarking.clone().filter(|_| after_temperature) {
+            out.insert("watermarking".into(), w);
+        }
+    }
+    out
+}
+
+impl Derenderer {
+    /// `POST /v1/responses/render`.
+    pub fn responses_render(&self, body: Option<&Value>) -> Result<Value, ApiError> {
+        let o = validate::model_validators(body_object(body)?)?;
+        validate::fields(&o)?;
+        self.check_model(o.get("model").and_then(Value::as_str))?;
+        if o.get("previous_response_id").is_some_and(|v| !v.is_null()) {
+            return Err(ApiError {
+                status: 400,
+                kind: "invalid_request_error",
+                message: "previous_response_id is not supported by the stateless render endpoint.".into(),
+                param: Some("previous_response_id".into()),
+            });
+        }
+        let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
+        if !self.settings.trust_request_chat_template
+            && request_kwargs.is_some_and(|k| k.get("chat_template").is_some_and(|v| !v.is_null()))
+        {
+            return Err(ApiError::bad_request(
+                "Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.",
+            ));
+        }
+        let tools = items::chat_tools(o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]));
+        let instructions = o.get("instructions").and_then(Value::as_str);
+        let messages = items::input_messages(instructions, o.get("input").unwrap_or(&Value::Null))?;
+        let chat = chat_view(&o, messages, &tools)?;
+        let ctx = ChatContext::from_request(&chat, &self.settings.default_chat_template_kwargs);
+        let max_out = opt_i64(&o, "max_output_tokens");
+        self.check_output_budget(max_out, "max_output_tokens")?;
+        if chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+            return Err(ApiError::bad_request(
+                "Cannot apply chat template to an empty conversation. Provide at least one message.",
+            ));
+        }
+
+        if chat.get("messages").and_then(Value::as_array).is_some_and(|m| items::has_media(m)) {
+            let name = self.settings.served_model_names.first().map_or("model", String::as_str);
+            return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
+        }
+        let excluded =
+            ctx.tool_choice == crate::parse::ToolChoice::None && self.settings.exclude_tools_when_tool_choice_none;
+        // Hosted tools alone still give the template a (empty) tool list.
+        let given = o.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+        let template_tools = (given && !excluded).then_some(tools.as_slice());
+        let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
+        // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
+        // default (true), unlike chat: templates that write their own BOS get
+        // a second one, as vLLM renders them.
+        let (ids, offsets) = self.encode_prompt(&chat, &text, true, max_out)?;
+        if ids.is_empty() {
+            return Err(ApiError::bad_request("No token_ids rendered"));
+        }
+        self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))?;
+
+        // The parser's `adjust_request`, as for chat. A forced call needs a
+        // function tool (`require_function_tools`).
+        let parser = self.settings.parser.as_ref();
+        let hosted_only = given && tools.is_empty();
+        let constrains = parser.is_some_and(|p| p.has_tool() && !p.forced_schema_from_chat_request());
+        if hosted_only && constrains && ctx.tool_choice == crate::parse::ToolChoice::Required {
+            return Err(ApiError::invalid_param(
+                "tool_choice requires a function call, but tools contains no function tool the model can call. (parameter=tool_choice)",
+                "tool_choice",
+            ));
+        }
+        let format = structured::request_format(structured::request_params(&chat).as_ref());
+        let (mut keep_special, mut adjusted) =
+            parser.map(|p| p.render_adjustments(&ctx, &format)).unwrap_or((false, None));
+        if let Some(p) = parser {
+            // Hosted tools count as tools for the parser's `adjust_request`.
+            keep_special |=
+                hosted_only && p.tool_keeps_special_tokens() && ctx.tool_choice != crate::parse::ToolChoice::None;
+            if p.forced_schema_from_chat_request() && ctx.forces_tool_calls() {
+                adjusted = None;
+            }
+        }
+        let opts = output_options(&o);
+        let skip_special = !keep_special && opts.skip_special_tokens.unwrap_or(true);
+        let max_tokens = self.max_tokens(max_out, ids.len());
+        let mut sampling = self.sampling(&chat, &opts, max_tokens, Api::Completion, skip_special);
+        if adjusted.is_some() {
+            sampling.structured_outputs = adjusted;
+        }
+        self.verify_sampling(&sampling)?;
+        let reasoning_parser_kwargs = parser.filter(|p| p.has_reasoning()).map(|_| {
+            let mut m = Map::new();
+            m.insert("chat_template_kwargs".into(), Value::Object(ctx.template_kwargs.clone()));
+            Value::Object(m)
+        });
+        let request_id = match o.get("request_id").and_then(Value::as_str) {
+            Some(id) => id.to_string(),
+            None => format!("resp_{}", crate::ids::random_hex_id()),
+        };
+        let mut request = self.generate_request(&chat, request_id, ids, &sampling, None, reasoning_parser_kwargs, None);
+        request["token_offsets"] = offsets;
+        request["sampling_params"] = Value::Object(sampling_json(&o, sampling.to_json()));
+        Ok(request)
+    }
+}
