@@ -303,6 +303,7 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         Route("/v1/chat/completions/render", native, methods=["POST"]),
         Route("/v1/completions/render", native, methods=["POST"]),
         Route("/v1/responses/render", native, methods=["POST"]),
+        Route("/v1/messages/render", native, methods=["POST"]),
         Route("/tokenize", native, methods=["POST"]),
         Route("/detokenize", native, methods=["POST"]),
         Route("/health", health, methods=["GET"]),

@@ -21,6 +21,7 @@ pub enum Route {
     ChatRender,
     CompletionRender,
     ResponsesRender,
+    MessagesRender,
     Tokenize,
     Detokenize,
 }
@@ -33,6 +34,7 @@ impl Route {
             "/v1/chat/completions/render" => Some(Route::ChatRender),
             "/v1/completions/render" => Some(Route::CompletionRender),
             "/v1/responses/render" => Some(Route::ResponsesRender),
+            "/v1/messages/render" => Some(Route::MessagesRender),
             "/tokenize" => Some(Route::Tokenize),
             "/detokenize" => Some(Route::Detokenize),
             _ => None,
@@ -115,6 +117,7 @@ impl Derenderer {
             Route::ChatRender => ok_json(&self.chat_render(value.as_ref(), request_id)?),
             Route::CompletionRender => ok_json(&self.completion_render(value.as_ref(), request_id)?),
             Route::ResponsesRender => ok_json(&self.responses_render(value.as_ref())?),
+            Route::MessagesRender => ok_json(&self.messages_render(value.as_ref(), request_id)?),
             Route::Tokenize => ok_json(&self.tokenize(value.as_ref())?),
             Route::Detokenize => ok_json(&self.detokenize(value.as_ref())?),
         }

@@ -47,6 +47,8 @@ pub struct Derenderer {
     pub settings: Settings,
     /// The compiled chat template (`None` when the model has none).
     pub(crate) template: Option<crate::render::ChatTemplate>,
+    /// Template facts `/v1/messages/render` needs, probed on first use.
+    pub(crate) anthropic_probes: std::sync::OnceLock<crate::render::AnthropicProbes>,
 }
 
 pub(crate) fn now() -> i64 {
@@ -64,7 +66,12 @@ impl Derenderer {
     pub fn new(model: Model, settings: Settings) -> Result<Self, crate::render::TemplateError> {
         let source = settings.chat_template.as_deref().or(model.chat_template.as_deref());
         let template = source.map(crate::render::ChatTemplate::new).transpose()?;
-        Ok(Derenderer { model: std::sync::Arc::new(model), settings, template })
+        Ok(Derenderer {
+            model: std::sync::Arc::new(model),
+            settings,
+            template,
+            anthropic_probes: std::sync::OnceLock::new(),
+        })
     }
 
     /// `_check_model`: a named model must be one we serve.

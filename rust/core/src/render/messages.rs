@@ -7,16 +7,33 @@ use crate::error::ApiError;
 use crate::parse::pyjson::loads;
 
 /// The text of a content value: a string as is, a list of parts joined by
-/// newlines, nothing for `null`.
-fn content_text(content: Option<&Value>) -> String {
+/// newlines, nothing for `null`. A system message loses Claude Code's
+/// billing header line (`_strip_claude_code_billing_header`).
+fn content_text(content: Option<&Value>, system: bool) -> String {
+    let strip = |text: &str| -> Option<String> {
+        match text.strip_prefix(BILLING_HEADER) {
+            Some(_) if system => text.split_once('\n').map(|(_, rest)| rest.to_string()).filter(|r| !r.is_empty()),
+            _ => Some(text.to_string()),
+        }
+    };
     match content {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) => s.clone(),
+        Some(Value::String(s)) => strip(s).unwrap_or_default(),
         Some(Value::Array(parts)) => parts
             .iter()
             .filter_map(|p| match p {
-                Value::String(s) => Some(s.clone()),
-                Value::Object(o) => o.get("text").and_then(Value::as_str).map(str::to_string),
+                Value::String(s) => strip(s),
+                Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("tool_reference") => {
+                    o.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_string)
+                }
+                Value::Object(o) => {
+                    let text = o.get("text").and_then(Value::as_str)?;
+                    if o.get("type").and_then(Value::as_str) == Some("text") {
+                        strip(text)
+                    } else {
+                        Some(text.to_string())
+                    }
+                }
                 _ => None,
             })
             .collect::<Vec<_>>()
@@ -24,6 +41,8 @@ fn content_text(content: Option<&Value>) -> String {
         Some(other) => other.to_string(),
     }
 }
+
+const BILLING_HEADER: &str = "x-anthropic-billing-header";
 
 /// The conversation a template sees.
 pub fn conversation(messages: &[Value]) -> Result<Vec<Value>, ApiError> {
@@ -33,7 +52,8 @@ pub fn conversation(messages: &[Value]) -> Result<Vec<Value>, ApiError> {
         let role = msg.get("role").cloned().unwrap_or(Value::Null);
         let mut conv = Map::new();
         conv.insert("role".into(), role.clone());
-        conv.insert("content".into(), Value::String(content_text(msg.get("content"))));
+        let system = role.as_str() == Some("system");
+        conv.insert("content".into(), Value::String(content_text(msg.get("content"), system)));
         let reasoning = msg.get("reasoning").or_else(|| msg.get("reasoning_content")).filter(|r| !r.is_null());
         match role.as_str() {
             Some("assistant") => {
@@ -89,7 +109,7 @@ pub fn developer_as_system(conversation: Vec<Value>) -> Vec<Value> {
     for (i, m) in converted.iter().enumerate() {
         if role(m).as_deref() == Some("system") {
             merge |= i > 0 || !texts.is_empty();
-            let text = content_text(m.get("content"));
+            let text = content_text(m.get("content"), false);
             if !text.is_empty() {
                 texts.push(text);
             }

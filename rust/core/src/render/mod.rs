@@ -1,6 +1,8 @@
 //! `/v1/chat/completions/render` and `/v1/completions/render`: requests in,
 //! vLLM 0.33's `GenerateRequest` out (token ids, sampling params, context).
 
+mod anthropic;
+mod anthropic_check;
 mod messages;
 mod responses;
 pub mod sampling;
@@ -16,6 +18,7 @@ use crate::error::ApiError;
 use crate::parse::context::ChatContext;
 use crate::pydantic::{read, Errors, Loc};
 use crate::wire::request::{request_fields, request_prechecks, Api, Obj, OutputOptions};
+pub use anthropic::Probes as AnthropicProbes;
 use sampling::Sampling;
 pub use template::{ChatTemplate, TemplateError};
 
@@ -182,6 +185,7 @@ impl Derenderer {
                     "min_count": field("min_count"),
                 })
             }),
+            watermarking: o.get("watermarking").and_then(Value::as_bool),
         }
     }
 
@@ -246,6 +250,11 @@ impl Derenderer {
     pub fn chat_render(&self, body: Option<&Value>, header_request_id: Option<&str>) -> Result<Value, ApiError> {
         let o = body_object(body)?;
         request_prechecks(o, Api::Chat)?;
+        self.chat_render_checked(o, header_request_id)
+    }
+
+    /// Chat render of a body that passed `request_prechecks`.
+    pub(crate) fn chat_render_checked(&self, o: &Obj, header_request_id: Option<&str>) -> Result<Value, ApiError> {
         let mut errs = Errors::default();
         let opts = request_fields(o, Api::Chat, &Loc::root("body"), &mut errs);
         let Some(opts) = opts.filter(|_| errs.is_empty()) else { return Err(errs.into_api_error()) };
@@ -498,6 +507,11 @@ impl Derenderer {
             return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
         }
         let mut conversation = messages::conversation(messages)?;
+        if conversation.is_empty() {
+            return Err(ApiError::bad_request(
+                "Cannot apply chat template to an empty conversation. Provide at least one message.",
+            ));
+        }
         if !template.supports_developer {
             conversation = messages::developer_as_system(conversation);
         }

@@ -47,6 +47,7 @@ pub struct Sampling {
     pub thinking_token_budget: Option<i64>,
     /// `RepetitionDetectionParams` with its three fields.
     pub repetition_detection: Option<Value>,
+    pub watermarking: Option<bool>,
 }
 
 const SAMPLING_EPS: f64 = 1e-5;
@@ -195,6 +196,9 @@ impl Sampling {
         m.insert("frequency_penalty".into(), float(self.frequency_penalty));
         m.insert("repetition_penalty".into(), float(self.repetition_penalty));
         m.insert("temperature".into(), float(temperature));
+        if let Some(w) = self.watermarking {
+            m.insert("watermarking".into(), Value::Bool(w));
+        }
         if let Some(p) = top_p {
             m.insert("top_p".into(), float(p));
         }

@@ -105,6 +105,16 @@ fn tojson(value: JValue, kwargs: Kwargs) -> Result<JValue, Error> {
 
 impl ChatTemplate {
     pub fn new(source: &str) -> Result<ChatTemplate, TemplateError> {
+        Self::build(source, true)
+    }
+
+    /// A template in a bare sandbox: no `raise_exception` or `strftime_now`
+    /// (as vLLM's inline-system probe renders it), so calling one fails.
+    pub fn bare(source: &str) -> Result<ChatTemplate, TemplateError> {
+        Self::build(source, false)
+    }
+
+    fn build(source: &str, hf_globals: bool) -> Result<ChatTemplate, TemplateError> {
         let mut env = Environment::new();
         let syntax = minijinja::syntax::SyntaxConfig::builder()
             .trim_blocks(true)
@@ -119,8 +129,10 @@ impl ChatTemplate {
         env.add_filter("tojson", tojson);
         // Jinja's `iterable`: `None` is not (templates test `tools is iterable`).
         env.add_test("iterable", |v: JValue| !v.is_none() && !v.is_undefined() && v.try_iter().is_ok());
-        env.add_function("raise_exception", raise_exception);
-        env.add_function("strftime_now", strftime_now);
+        if hf_globals {
+            env.add_function("raise_exception", raise_exception);
+            env.add_function("strftime_now", strftime_now);
+        }
         env.add_template_owned("chat", source.to_string()).map_err(|e| TemplateError::Syntax(e.to_string()))?;
         let supports_developer = source.contains("\"developer\"") || source.contains("'developer'");
         Ok(ChatTemplate { env, supports_developer })
