@@ -40,7 +40,12 @@ TOOL_TURN = [
         "role": "assistant",
         "content": [
             {"type": "text", "text": "Let me check."},
-            {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Paris"}},
+            {
+                "type": "tool_use",
+                "id": "toolu_01",
+                "name": "get_weather",
+                "input": {"city": "Paris"},
+            },
         ],
     },
     {
@@ -62,13 +67,22 @@ def cases(model: str) -> list[tuple[str, object]]:
         ("system_string", base(model, system="You are terse.")),
         (
             "system_blocks",
-            base(model, system=[{"type": "text", "text": "Be kind. "}, {"type": "text", "text": "Be brief."}]),
+            base(
+                model,
+                system=[
+                    {"type": "text", "text": "Be kind. "},
+                    {"type": "text", "text": "Be brief."},
+                ],
+            ),
         ),
         (
             "system_billing_header",
             base(
                 model,
-                system=[{"type": "text", "text": BILLING}, {"type": "text", "text": "You are Claude Code."}],
+                system=[
+                    {"type": "text", "text": BILLING},
+                    {"type": "text", "text": "You are Claude Code."},
+                ],
             ),
         ),
         ("system_only_billing", base(model, system=[{"type": "text", "text": BILLING}])),
@@ -123,12 +137,18 @@ def cases(model: str) -> list[tuple[str, object]]:
                 messages=[
                     {
                         "role": "user",
-                        "content": [{"type": "text", "text": "Part A"}, {"type": "text", "text": "Part B"}],
+                        "content": [
+                            {"type": "text", "text": "Part A"},
+                            {"type": "text", "text": "Part B"},
+                        ],
                     }
                 ],
             ),
         ),
-        ("single_text_block", base(model, messages=[{"role": "user", "content": [{"type": "text", "text": "Hi"}]}])),
+        (
+            "single_text_block",
+            base(model, messages=[{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]),
+        ),
         (
             "empty_text_block_user",
             base(
@@ -150,7 +170,11 @@ def cases(model: str) -> list[tuple[str, object]]:
                         "content": [
                             {
                                 "type": "image",
-                                "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+                                "source": {
+                                    "type": "base64",
+                                    "media_type": "image/png",
+                                    "data": "iVBORw0KGgo=",
+                                },
                             },
                             {"type": "text", "text": "What is this?"},
                         ],
@@ -183,7 +207,10 @@ def cases(model: str) -> list[tuple[str, object]]:
                     {"role": "user", "content": "q"},
                     {
                         "role": "assistant",
-                        "content": [{"type": "redacted_thinking", "data": "b64=="}, {"type": "text", "text": "a"}],
+                        "content": [
+                            {"type": "redacted_thinking", "data": "b64=="},
+                            {"type": "text", "text": "a"},
+                        ],
                     },
                     {"role": "user", "content": "q2"},
                 ],
@@ -258,7 +285,11 @@ def cases(model: str) -> list[tuple[str, object]]:
                     {
                         "role": "assistant",
                         "content": [
-                            {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "r"}]}
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "t",
+                                "content": [{"type": "text", "text": "r"}],
+                            }
                         ],
                     },
                     {"role": "user", "content": "q2"},
@@ -275,7 +306,12 @@ def cases(model: str) -> list[tuple[str, object]]:
                     {
                         "role": "assistant",
                         "content": [
-                            {"type": "tool_use", "id": "a1", "name": "get_weather", "input": {"city": "Oslo"}},
+                            {
+                                "type": "tool_use",
+                                "id": "a1",
+                                "name": "get_weather",
+                                "input": {"city": "Oslo"},
+                            },
                             {"type": "tool_use", "id": "a2", "name": "get_time", "input": {}},
                         ],
                     },
@@ -293,20 +329,37 @@ def cases(model: str) -> list[tuple[str, object]]:
         ("tool_choice_auto", base(model, tools=[WEATHER], tool_choice={"type": "auto"})),
         ("tool_choice_any", base(model, tools=[WEATHER, TIME], tool_choice={"type": "any"})),
         ("tool_choice_none", base(model, tools=[WEATHER], tool_choice={"type": "none"})),
-        ("tool_choice_tool", base(model, tools=[WEATHER, TIME], tool_choice={"type": "tool", "name": "get_time"})),
+        (
+            "tool_choice_tool",
+            base(model, tools=[WEATHER, TIME], tool_choice={"type": "tool", "name": "get_time"}),
+        ),
         (
             "tool_choice_auto_no_parallel",
-            base(model, tools=[WEATHER], tool_choice={"type": "auto", "disable_parallel_tool_use": True}),
+            base(
+                model,
+                tools=[WEATHER],
+                tool_choice={"type": "auto", "disable_parallel_tool_use": True},
+            ),
         ),
         (
             "tool_choice_any_parallel_false",
-            base(model, tools=[WEATHER], tool_choice={"type": "any", "disable_parallel_tool_use": False}),
+            base(
+                model,
+                tools=[WEATHER],
+                tool_choice={"type": "any", "disable_parallel_tool_use": False},
+            ),
         ),
         ("tool_choice_without_tools", base(model, tool_choice={"type": "auto"})),
         ("tool_choice_any_without_tools", base(model, tool_choice={"type": "any"})),
         (
             "tools_strict_defer",
-            base(model, tools=[{**WEATHER, "strict": True}, {**TIME, "defer_loading": True, "description": None}]),
+            base(
+                model,
+                tools=[
+                    {**WEATHER, "strict": True},
+                    {**TIME, "defer_loading": True, "description": None},
+                ],
+            ),
         ),
         (
             "tool_addition_reference",
@@ -317,7 +370,12 @@ def cases(model: str) -> list[tuple[str, object]]:
                     {"role": "user", "content": "hi"},
                     {
                         "role": "system",
-                        "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "get_time"}}],
+                        "content": [
+                            {
+                                "type": "tool_addition",
+                                "tool": {"type": "tool_reference", "name": "get_time"},
+                            }
+                        ],
                     },
                     {"role": "user", "content": "time?"},
                 ],
@@ -333,8 +391,14 @@ def cases(model: str) -> list[tuple[str, object]]:
                     {
                         "role": "system",
                         "content": [
-                            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": TIME}},
-                            {"type": "tool_removal", "tool": {"type": "tool_reference", "name": "get_weather"}},
+                            {
+                                "type": "tool_addition",
+                                "tool": {"type": "tool_definition", "definition": TIME},
+                            },
+                            {
+                                "type": "tool_removal",
+                                "tool": {"type": "tool_reference", "name": "get_weather"},
+                            },
                             {"type": "text", "text": "Tools changed."},
                         ],
                     },
@@ -342,15 +406,25 @@ def cases(model: str) -> list[tuple[str, object]]:
                 ],
             ),
         ),
-        ("thinking_enabled", base(model, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 2048})),
+        (
+            "thinking_enabled",
+            base(model, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 2048}),
+        ),
         (
             "thinking_enabled_display",
-            base(model, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 1024, "display": "omitted"}),
+            base(
+                model,
+                max_tokens=4096,
+                thinking={"type": "enabled", "budget_tokens": 1024, "display": "omitted"},
+            ),
         ),
         ("thinking_disabled", base(model, thinking={"type": "disabled"})),
         ("thinking_adaptive", base(model, thinking={"type": "adaptive"})),
         ("effort_high", base(model, output_config={"effort": "high"})),
-        ("effort_with_disabled", base(model, output_config={"effort": "max"}, thinking={"type": "disabled"})),
+        (
+            "effort_with_disabled",
+            base(model, output_config={"effort": "max"}, thinking={"type": "disabled"}),
+        ),
         (
             "output_format_json",
             base(
@@ -383,7 +457,125 @@ def cases(model: str) -> list[tuple[str, object]]:
         ),
         ("max_tokens_large", base(model, max_tokens=100000000)),
         ("unknown_fields_ignored", base(model, request_id="ignored", foo=1, service_tier="auto")),
+        ("system_billing_newline", base(model, system=BILLING + "\nReal system prompt.")),
+        (
+            "system_block_billing_newline",
+            base(
+                model,
+                system=[
+                    {"type": "text", "text": BILLING + "\nkept?"},
+                    {"type": "text", "text": "Rest."},
+                ],
+            ),
+        ),
+        (
+            "inline_system_billing_newline",
+            base(
+                model,
+                messages=[
+                    {"role": "user", "content": "one"},
+                    {"role": "system", "content": BILLING + "\nInline after header."},
+                    {"role": "user", "content": "two"},
+                ],
+            ),
+        ),
+        (
+            "tool_result_empty_and_image",
+            base(
+                model,
+                tools=[WEATHER],
+                messages=[
+                    *TOOL_TURN[:2],
+                    {
+                        "role": "user",
+                        "content": [
+                            {
+                                "type": "tool_result",
+                                "tool_use_id": "toolu_01",
+                                "content": [
+                                    {
+                                        "type": "image",
+                                        "source": {
+                                            "type": "url",
+                                            "url": "https://example.com/a.png",
+                                        },
+                                    }
+                                ],
+                            }
+                        ],
+                    },
+                ],
+            ),
+        ),
+        (
+            "tool_result_no_content",
+            base(
+                model,
+                tools=[WEATHER],
+                messages=[
+                    *TOOL_TURN[:2],
+                    {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x"}]},
+                ],
+            ),
+        ),
+        (
+            "thinking_empty_and_tool_use_empty_input",
+            base(
+                model,
+                tools=[WEATHER],
+                messages=[
+                    {"role": "user", "content": "go"},
+                    {
+                        "role": "assistant",
+                        "content": [
+                            {"type": "thinking", "thinking": ""},
+                            {"type": "tool_use", "id": "c1", "name": "get_weather", "input": {}},
+                        ],
+                    },
+                ],
+            ),
+        ),
+        ("lax_types", base(model, max_tokens=64.0, stream="true", top_p="0.5", temperature=1)),
+        ("unicode_text", base(model, messages=[{"role": "user", "content": "Grüße 東京 🚀"}])),
         # Bad inputs.
+        ("bad_max_tokens_fraction", base(model, max_tokens=10.5)),
+        ("bad_message_string", base(model, messages=["hi"])),
+        ("bad_message_no_content", base(model, messages=[{"role": "user"}])),
+        ("bad_tools_not_list", base(model, tools={"name": "x"})),
+        ("bad_tool_choice_string", base(model, tools=[WEATHER], tool_choice="auto")),
+        ("bad_thinking_string", base(model, thinking="on")),
+        ("bad_stop_string", base(model, stop_sequences="END")),
+        ("bad_metadata_list", base(model, metadata=[1])),
+        (
+            "bad_tool_use_input_list",
+            base(
+                model,
+                messages=[{"role": "assistant", "content": [{"type": "tool_use", "input": [1]}]}],
+            ),
+        ),
+        (
+            "bad_tool_result_content_int",
+            base(
+                model,
+                messages=[{"role": "user", "content": [{"type": "tool_result", "content": 5}]}],
+            ),
+        ),
+        (
+            "bad_format_type",
+            base(model, output_config={"format": {"type": "json_object", "schema": {}}}),
+        ),
+        ("bad_output_config_string", base(model, output_config="json")),
+        ("bad_mm_payload", base(model, mm_payload="all")),
+        (
+            "bad_several_errors",
+            {
+                "model": 5,
+                "max_tokens": -1,
+                "messages": [{"role": "bot", "content": None}],
+                "top_k": "x",
+            },
+        ),
+        ("bad_stream_string", base(model, stream="maybe")),
         ("bad_missing_model", {"max_tokens": 10, "messages": HI}),
         ("bad_empty_model", base("")),
         ("bad_unknown_model", base("not-served")),
@@ -394,12 +586,27 @@ def cases(model: str) -> list[tuple[str, object]]:
         ("bad_missing_messages", {"model": model, "max_tokens": 5}),
         ("bad_role", base(model, messages=[{"role": "tool", "content": "x"}])),
         ("bad_content_int", base(model, messages=[{"role": "user", "content": 5}])),
-        ("bad_block_type", base(model, messages=[{"role": "user", "content": [{"type": "video", "text": "x"}]}])),
-        ("bad_block_text_int", base(model, messages=[{"role": "user", "content": [{"type": "text", "text": 3}]}])),
-        ("bad_tool_choice_tool_no_name", base(model, tools=[WEATHER], tool_choice={"type": "tool"})),
+        (
+            "bad_block_type",
+            base(model, messages=[{"role": "user", "content": [{"type": "video", "text": "x"}]}]),
+        ),
+        (
+            "bad_block_text_int",
+            base(model, messages=[{"role": "user", "content": [{"type": "text", "text": 3}]}]),
+        ),
+        (
+            "bad_tool_choice_tool_no_name",
+            base(model, tools=[WEATHER], tool_choice={"type": "tool"}),
+        ),
         ("bad_tool_choice_type", base(model, tools=[WEATHER], tool_choice={"type": "sometimes"})),
-        ("bad_thinking_budget_small", base(model, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 10})),
-        ("bad_thinking_budget_ge_max", base(model, max_tokens=2000, thinking={"type": "enabled", "budget_tokens": 2000})),
+        (
+            "bad_thinking_budget_small",
+            base(model, max_tokens=4096, thinking={"type": "enabled", "budget_tokens": 10}),
+        ),
+        (
+            "bad_thinking_budget_ge_max",
+            base(model, max_tokens=2000, thinking={"type": "enabled", "budget_tokens": 2000}),
+        ),
         ("bad_thinking_type", base(model, thinking={"type": "sometimes"})),
         ("bad_thinking_no_type", base(model, thinking={})),
         ("bad_effort", base(model, output_config={"effort": "extreme"})),
@@ -413,7 +620,12 @@ def cases(model: str) -> list[tuple[str, object]]:
                 messages=[
                     {
                         "role": "user",
-                        "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "get_time"}}],
+                        "content": [
+                            {
+                                "type": "tool_addition",
+                                "tool": {"type": "tool_reference", "name": "get_time"},
+                            }
+                        ],
                     }
                 ],
             ),
@@ -426,7 +638,12 @@ def cases(model: str) -> list[tuple[str, object]]:
                     {"role": "user", "content": "hi"},
                     {
                         "role": "system",
-                        "content": [{"type": "tool_addition", "tool": {"type": "tool_reference", "name": "nope"}}],
+                        "content": [
+                            {
+                                "type": "tool_addition",
+                                "tool": {"type": "tool_reference", "name": "nope"},
+                            }
+                        ],
                     },
                 ],
             ),
@@ -438,7 +655,12 @@ def cases(model: str) -> list[tuple[str, object]]:
                 messages=[
                     {
                         "role": "system",
-                        "content": [{"type": "tool_removal", "tool": {"type": "tool_definition", "definition": TIME}}],
+                        "content": [
+                            {
+                                "type": "tool_removal",
+                                "tool": {"type": "tool_definition", "definition": TIME},
+                            }
+                        ],
                     },
                     {"role": "user", "content": "hi"},
                 ],
@@ -472,7 +694,9 @@ def post(url: str, body: object, request_id: str | None) -> tuple[int, object]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--url", required=True, help="vLLM render server, e.g. http://127.0.0.1:8842")
     ap.add_argument("--config", required=True, help="configs.json name the server runs")
     args = ap.parse_args()

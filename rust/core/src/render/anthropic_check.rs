@@ -90,6 +90,22 @@ const BLOCK_TYPES: [&str; 9] = [
 ];
 const MAX_STOP_STRINGS: usize = 4;
 
+/// A nested model given something that is not an object (FastAPI hands
+/// pydantic parsed JSON, so this is the error it reports).
+fn model_obj<'v>(v: &'v Value, loc: &Loc, errs: &mut Errors) -> Option<&'v Obj> {
+    if v.is_object() {
+        return v.as_object();
+    }
+    errs.push(
+        "model_attributes_type",
+        loc,
+        "Input should be a valid dictionary or object to extract fields from",
+        Some(v),
+        None,
+    );
+    None
+}
+
 fn opt_str(o: &Obj, key: &'static str, loc: &Loc, errs: &mut Errors) -> Option<String> {
     read::opt(o, key).and_then(|v| read::string(v, &loc.field(key), errs))
 }
@@ -213,7 +229,7 @@ pub fn check(o: &Obj) -> Result<Request<'_>, ApiError> {
 }
 
 fn message<'a>(v: &'a Value, loc: &Loc, errs: &mut Errors) -> Option<Message<'a>> {
-    let o = read::model(v, "AnthropicMessage", loc, errs)?;
+    let o = model_obj(v, loc, errs)?;
     let role = required(o, "role", loc, v, errs)
         .and_then(|r| read::literal_str(r, &["user", "assistant", "system"], &loc.field("role"), errs));
     let content = required(o, "content", loc, v, errs).and_then(|c| content(c, &loc.field("content"), errs));
@@ -260,7 +276,7 @@ fn content<'a>(v: &'a Value, loc: &Loc, errs: &mut Errors) -> Option<Content<'a>
 }
 
 fn block<'a>(v: &'a Value, loc: &Loc, errs: &mut Errors) -> Option<Block<'a>> {
-    let o = read::model(v, "AnthropicContentBlock", loc, errs)?;
+    let o = model_obj(v, loc, errs)?;
     let before = errs.list.len();
     let kind =
         required(o, "type", loc, v, errs).and_then(|t| read::literal_str(t, &BLOCK_TYPES, &loc.field("type"), errs));
@@ -341,16 +357,7 @@ fn tool_change(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<ToolChange> {
 
 /// The tag of a discriminated union (`type`), with pydantic's errors.
 fn tagged(v: &Value, tags: &[&str], loc: &Loc, errs: &mut Errors) -> Option<String> {
-    let Some(o) = v.as_object() else {
-        errs.push(
-            "model_attributes_type",
-            loc,
-            "Input should be a valid dictionary or object to extract fields from",
-            Some(v),
-            None,
-        );
-        return None;
-    };
+    let o = model_obj(v, loc, errs)?;
     let expected = tags.iter().map(|t| repr_str(t)).collect::<Vec<_>>().join(", ");
     match o.get("type") {
         Some(Value::String(t)) if tags.contains(&t.as_str()) => Some(t.clone()),
@@ -390,7 +397,7 @@ fn tagged(v: &Value, tags: &[&str], loc: &Loc, errs: &mut Errors) -> Option<Stri
 
 /// `AnthropicTool`; `input_schema` gains `"type": "object"` when it has none.
 fn tool(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<Tool> {
-    let o = read::model(v, "AnthropicTool", loc, errs)?;
+    let o = model_obj(v, loc, errs)?;
     let name = required(o, "name", loc, v, errs).and_then(|n| read::string(n, &loc.field("name"), errs));
     let description = opt_str(o, "description", loc, errs);
     let schema =
@@ -405,7 +412,7 @@ fn tool(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<Tool> {
 }
 
 fn tool_choice(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<ToolChoice> {
-    let o = read::model(v, "AnthropicToolChoice", loc, errs)?;
+    let o = model_obj(v, loc, errs)?;
     let kind = required(o, "type", loc, v, errs)
         .and_then(|t| read::literal_str(t, &["auto", "any", "tool", "none"], &loc.field("type"), errs));
     let name = opt_str(o, "name", loc, errs);
@@ -446,12 +453,12 @@ fn thinking(v: &Value, loc: &Loc, errs: &mut Errors) -> Option<Thinking> {
 
 /// `AnthropicOutputConfig`: `(effort, format's schema)`.
 fn output_config(v: &Value, loc: &Loc, errs: &mut Errors) -> (Option<String>, Option<Value>) {
-    let Some(o) = read::model(v, "AnthropicOutputConfig", loc, errs) else { return (None, None) };
+    let Some(o) = model_obj(v, loc, errs) else { return (None, None) };
     let effort = read::opt(o, "effort")
         .and_then(|e| read::literal_str(e, &["low", "medium", "high", "xhigh", "max"], &loc.field("effort"), errs));
     let schema = read::opt(o, "format").and_then(|f| {
         let l = loc.field("format");
-        let fo = read::model(f, "AnthropicJsonOutputFormat", &l, errs)?;
+        let fo = model_obj(f, &l, errs)?;
         let schema = read::opt(fo, "schema").and_then(|s| read::dict(s, &l.field("schema"), errs)).cloned();
         if let Some(t) = fo.get("type") {
             read::literal_str(t, &["json_schema"], &l.field("type"), errs)?;
