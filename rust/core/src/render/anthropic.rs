@@ -44,8 +44,6 @@ impl Derenderer {
         let mut chat = base_request(o, &req, probes.merge_inline_system)?;
         request_prechecks(&chat, Api::Chat)?;
         finish_request(&mut chat, &req, effort)?;
-        self.check_model(Some(&req.model))?;
-        check_text_only(&chat, &self.settings.served_model_names)?;
         self.chat_render_checked(&chat, header_request_id)
     }
 
@@ -81,21 +79,6 @@ impl Derenderer {
             "none"
         }
     }
-}
-
-/// Images need a multimodal model, which derender never serves.
-fn check_text_only(chat: &Obj, served: &[String]) -> Result<(), ApiError> {
-    let messages = chat.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-    let has_image = messages
-        .iter()
-        .filter_map(|m| m.get("content").and_then(Value::as_array))
-        .flatten()
-        .any(|p| p.get("type").and_then(Value::as_str) == Some("image_url"));
-    if has_image {
-        let name = served.first().map_or("", String::as_str);
-        return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
-    }
-    Ok(())
 }
 
 /// `_convert_system_message` + `_convert_messages` + `_build_base_request`:

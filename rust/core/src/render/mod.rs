@@ -507,11 +507,6 @@ impl Derenderer {
             return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
         }
         let mut conversation = messages::conversation(messages)?;
-        if conversation.is_empty() {
-            return Err(ApiError::bad_request(
-                "Cannot apply chat template to an empty conversation. Provide at least one message.",
-            ));
-        }
         if !template.supports_developer {
             conversation = messages::developer_as_system(conversation);
         }
