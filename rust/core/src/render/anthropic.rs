@@ -121,7 +121,7 @@ fn base_request(o: &Obj, req: &Request, merge_inline_system: bool) -> Result<Obj
             }
             Content::Blocks(blocks) => convert_blocks(blocks, &msg.role, &mut out, &mut messages),
         }
-        if !(msg.role == "user" && !out.contains_key("content")) {
+        if msg.role != "user" || out.contains_key("content") {
             messages.push(Value::Object(out));
         }
     }
