@@ -285,6 +285,22 @@ impl ParserSpec {
             let schema = json_schema(&ctx.tools, only, ctx.parallel_tool_calls);
             return (keep_special, Some(params(Some(schema), None)));
         }
+        // Engine-based tool parsers (`ParserEngineToolAdapter`) keep special
+        // tokens whenever render asks them to adjust (`tool_choice` other
+        // than "none"), tools or not.
+        let engine_based = !matches!(
+            self.tool,
+            None | Some(
+                ToolFamily::Hermes
+                    | ToolFamily::Llama3Json
+                    | ToolFamily::Pythonic
+                    | ToolFamily::Llama4Pythonic
+                    | ToolFamily::DeepSeekV3
+                    | ToolFamily::DeepSeekV31
+                    | ToolFamily::Plugin
+            )
+        );
+        keep_special |= engine_based && ctx.tool_choice != ToolChoice::None;
         if self.tool.is_none() || ctx.tools.is_empty() {
             return (keep_special, None);
         }

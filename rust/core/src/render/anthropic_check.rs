@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::pydantic::{read, Errors, Loc};
+use crate::pydantic::{read, summarize, Errors, FieldError, Loc};
 use crate::pyrepr::repr_str;
 use crate::wire::request::Obj;
 
@@ -193,6 +193,9 @@ pub fn check(o: &Obj) -> Result<Request<'_>, ApiError> {
     let watermarking = opt_bool(o, "watermarking", &root, &mut errs);
     for key in ["kv_transfer_params", "ec_transfer_params", "vllm_xargs", "chat_template_kwargs"] {
         opt_dict(o, key, &root, &mut errs);
+    }
+    if let Some(Value::Object(xargs)) = o.get("vllm_xargs") {
+        vllm_xargs(xargs, &mut errs);
     }
     if !errs.is_empty() {
         return Err(errs.into_api_error());
@@ -513,5 +516,46 @@ fn cache_salt(v: &Value, loc: &Loc, errs: &mut Errors) {
             Some(v),
             Some("{'max_length': 1024}".into()),
         );
+    }
+}
+
+/// `vllm_xargs: dict[str, str | int | float | list[str | int | float]]`:
+/// each member of the union that a value misses is reported.
+fn vllm_xargs(xargs: &Obj, errs: &mut Errors) {
+    let scalar = |v: &Value| matches!(v, Value::String(_) | Value::Number(_) | Value::Bool(_));
+    let miss = |errs: &mut Errors, loc: String, v: &Value, with_list: bool| {
+        let mut kinds = vec![
+            ("string_type", "Input should be a valid string"),
+            ("int_type", "Input should be a valid integer"),
+            ("float_type", "Input should be a valid number"),
+        ];
+        if with_list {
+            kinds.push(("list_type", "Input should be a valid list"));
+        }
+        for (kind, msg) in kinds {
+            errs.list.push(FieldError {
+                kind,
+                loc: loc.clone(),
+                msg: msg.into(),
+                input: summarize(Some(v)),
+                ctx: None,
+            });
+        }
+    };
+    for (key, v) in xargs {
+        let loc = format!("body.vllm_xargs.{key}");
+        match v {
+            v if scalar(v) => {}
+            Value::Array(items) if items.iter().all(scalar) => {}
+            Value::Array(items) => {
+                let mut tmp = Errors::default();
+                miss(&mut tmp, loc.clone(), v, false);
+                for (i, item) in items.iter().enumerate().filter(|(_, x)| !scalar(x)) {
+                    miss(&mut tmp, format!("{loc}.{i}"), item, false);
+                }
+                errs.list.extend(tmp.list);
+            }
+            _ => miss(errs, loc, v, true),
+        }
     }
 }
