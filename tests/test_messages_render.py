@@ -68,3 +68,17 @@ def test_messages_render_matches_vllm(config):
     passed = len(CASES[config]) - len(failures)
     print(f"{config}: {passed}/{len(CASES[config])} passed")
     assert failures == []
+
+
+def test_messages_render_is_served_over_http(client):
+    body = {"model": "qwen3", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}]}
+    r = client.post(ROUTE, json=body, headers={"X-Request-Id": "m1"})
+    assert r.status_code == 200, r.text
+    assert r.json()["request_id"] == "chatcmpl-m1"
+    chat = client.post(
+        "/v1/chat/completions/render",
+        json={"model": "qwen3", "max_tokens": 8, "messages": body["messages"]},
+    )
+    assert r.json()["token_ids"] == chat.json()["token_ids"]
+    bad = client.post(ROUTE, json={"model": "qwen3", "messages": []})
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "body.max_tokens"
