@@ -79,8 +79,9 @@ fn check_part(part: &Value, l: &Loc, errs: &mut Errors) {
     let Some(p) = read::dict(part, l, errs) else { return };
     match p.get("type").and_then(Value::as_str) {
         Some(t) if TEXT_PARTS.contains(&t) || MEDIA_PARTS.contains(&t) => {}
-        // `refusal` parts are an assistant's text.
-        Some("refusal") => {}
+        // `refusal` parts are an assistant's text; `tool_reference` parts
+        // (`CustomChatCompletionContentToolReferenceParam`) name a deferred tool.
+        Some("refusal" | "tool_reference") => {}
         _ => errs.push(
             "union_tag_invalid",
             &l.field("type"),
