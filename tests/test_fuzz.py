@@ -23,6 +23,7 @@ import os
 import re
 import resource
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -173,7 +174,7 @@ class Target:
         resp = self.client.post(path, content=data, headers=hdrs)
         grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
         if grown > 1 << 20:  # KiB
-            where = f"/tmp/derender-fuzz-memory-{SENT[0]}.bin"
+            where = os.path.join(tempfile.gettempdir(), f"derender-fuzz-memory-{SENT[0]}.bin")
             with open(where, "wb") as f:
                 f.write(path.encode() + b"\n" + data)
             print(f"\n{path}: peak memory +{grown >> 10} MiB on a {len(data)}-byte body ({where})")
