@@ -29,8 +29,8 @@ pub(crate) const CONSTRAINTS: [&str; 6] = ["json", "regex", "choice", "grammar",
 
 /// Nesting caps (`MAX_STRUCTURED_OUTPUT_JSON_NESTING`, plus
 /// `STRUCTURAL_TAG_WRAPPER_NESTING` for structural tags).
-const MAX_JSON_NESTING: usize = 64;
-const STRUCTURAL_TAG_EXTRA_NESTING: usize = 16;
+pub(crate) const MAX_JSON_NESTING: usize = 64;
+pub(crate) const STRUCTURAL_TAG_EXTRA_NESTING: usize = 16;
 
 /// `extract_structured_outputs`: `structured_outputs` with `response_format`
 /// over it, as the full `StructuredOutputsParams` object; `None` when the

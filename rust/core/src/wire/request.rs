@@ -901,7 +901,7 @@ fn truthy(v: Option<&Value>) -> bool {
     }
 }
 
-fn invalid(message: &str, param: Option<&str>) -> ApiError {
+pub(crate) fn invalid(message: &str, param: Option<&str>) -> ApiError {
     match param {
         Some(p) => ApiError::invalid_param(format!("{message} (parameter={p})"), p),
         None => ApiError::bad_request(message),

@@ -12,18 +12,14 @@ use crate::error::ApiError;
 use crate::pydantic::{read, Errors, Loc};
 use crate::pyrepr::repr_value;
 use crate::render::structural_tag::format_of;
-use crate::render::structured::{exceeds_nesting, CONSTRAINTS, PARAM_FIELDS};
+use crate::render::structured::{
+    exceeds_nesting, CONSTRAINTS, MAX_JSON_NESTING, PARAM_FIELDS, STRUCTURAL_TAG_EXTRA_NESTING,
+};
 
-use super::request::Api;
-
-/// `MAX_STRUCTURED_OUTPUT_JSON_NESTING` plus `STRUCTURAL_TAG_WRAPPER_NESTING`.
-const STRUCTURAL_TAG_NESTING: usize = 64 + 16;
+use super::request::{invalid, Api};
 
 fn refused(message: String, parameter: Option<&str>) -> ApiError {
-    match parameter {
-        Some(p) => ApiError::invalid_param(format!("{message} (parameter={p})"), p),
-        None => ApiError::bad_request(message),
-    }
+    invalid(&message, parameter)
 }
 
 fn set<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
@@ -109,7 +105,7 @@ fn check_tag_payload(payload: &Value, parameter: &str) -> Result<(), ApiError> {
 }
 
 fn check_nesting(tag: &Value) -> Result<(), ApiError> {
-    if exceeds_nesting(tag, STRUCTURAL_TAG_NESTING) {
+    if exceeds_nesting(tag, MAX_JSON_NESTING + STRUCTURAL_TAG_EXTRA_NESTING) {
         return Err(nested_too_deeply());
     }
     Ok(())
