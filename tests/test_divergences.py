@@ -454,3 +454,26 @@ def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
         ]
     )
     assert got["finish"] == choice["finish_reason"] == "tool_calls"
+
+
+def test_engine_stream_drops_text_after_a_streamed_call():
+    """Table-driven families: batch drops all text after the first call once
+    it returns calls; vLLM's stream sends it as content. derender's stream
+    drops it too, at every chunking (glm47 here; the engine is shared)."""
+    core = parser_core("models/qwen3", "glm", tool_call_parser="glm47", reasoning_parser="glm45")
+    call = "<tool_call>f<arg_key>a</arg_key><arg_value>{}</arg_value></tool_call>"
+    text = f"plan</think>Sure.{call.format('x')}\nDone, thanks.{call.format('y')} bye"
+    ids = [*core.encode(text), IM_END]
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": MISTRAL_TOOLS}
+    message = batch(core, ids, request, prompt_ids=PROMPT)["message"]
+    want_calls = {0: ("f", '{"a": "x"}'), 1: ("f", '{"a": "y"}')}
+    assert (message["reasoning"], message["content"]) == ("plan", "Sure.")
+    calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]]
+    assert dict(enumerate(calls)) == want_calls
+    chunkings = [one_token_chunks(ids), [(ids, "stop", None)]]
+    chunkings += [[(ids[:i], None, None), (ids[i:], "stop", None)] for i in range(1, len(ids))]
+    for chunks in chunkings:
+        got = assemble(stream(core, CHAT, chunks, "chat_request", request))
+        assert (got["reasoning"], got["content"]) == ("plan", "Sure."), chunks
+        assert names_args(got["calls"]) == want_calls, chunks
+        assert got["finish"] == "tool_calls"

@@ -58,13 +58,14 @@ DIVERGENT = {
     # vLLM); batch drops it. Holding it would re-chunk every answer.
     "think_tool-",
     "think_then_tool-",
-    # The same for whitespace before a qwen3_coder call, and text after the
-    # calls, which batch drops once calls were found.
+    # The same for whitespace next to a call, which batch strips once calls
+    # were found (text after the calls is dropped as batch drops it).
     "text_then_tool-",
-    "text_parallel_text-",
     "think_text_parallel-",
+    # A call inside an open think block, closed by </think> after the call:
+    # a chunk carrying both hands the tool parser content without the
+    # call marker's ids (as vLLM's stream does), so the call streams as text.
     "tool_inside_think-",
-    "think_tool_text_after-",
 }
 
 
@@ -84,7 +85,10 @@ CONFIG_DIVERGENT = {
     "minimax_m2": ("error/0320-stream_negative_token",),
     # Llama JSON after prose or inside a list: the stream starts as content
     # (as vLLM's does) while batch finds the calls anywhere in the text.
-    "llama3_json": ("json_in_prose-", "required_json-"),
+    "llama3_json": ("json_in_prose-", "required_json-", "text_parallel_text-"),
+    # The newline in the token before a call, which batch strips.
+    "qwen3_coder": ("text_parallel_text-",),
+    "seed_oss": ("text_parallel_text-think_off",),
     "llama3_pythonic": ("trailing_text-", "unclosed_list-", "tool_length_mid_string-"),
 }
 
@@ -190,9 +194,6 @@ def test_compact_states_give_replays_chunks(config_server, compact_server):
 # Excused streams that follow batch on one point and vLLM on another (a held
 # stop token or the request's prompt_tokens from batch, the text from vLLM).
 MIXED = {
-    "glm47/dev/stream/0199-text_parallel_text-tools_auto-tok1",
-    "glm47/dev/stream/0200-text_parallel_text-tools_auto-rand",
-    "glm47/dev/stream/0201-text_parallel_text-tools_auto-usage",
     "glm47/dev/stream/0228-think_text_parallel-tools_auto-n2",
     "minimax_m2/dev/stream/0236-think_text_parallel-think_off-rand",
     "llama3_json/dev/stream/0147-text_then_tool-tools_auto-finish_only",
@@ -213,10 +214,24 @@ def test_excused_streams_give_vllms_answer_or_batchs(config_server):
         ran += 1
         results = replay.execute_case(client, case)
         as_vllm = replay.compare_case(case, results, "semantic", "vllm")
-        if as_vllm and replay.compare_case(case, results, "semantic", "batch"):
+        if as_vllm and not batch_but_edge_whitespace(case, results):
             neither.append(f"{case['id']}: {as_vllm[:2]}")
     assert ran >= 2
     assert neither == []
+
+
+def batch_but_edge_whitespace(case: dict, results: list) -> bool:
+    """The stream assembles to the batch answer, except maybe for whitespace
+    at the ends of `content`, which batch strips once it returns calls and
+    which has streamed before the calls showed (docs/divergences.md)."""
+    if not replay.compare_case(case, results, "semantic", "batch"):
+        return True
+    got = replay.assemble_chat_stream(results)["choices"]
+    want = replay.assemble_chat_batch(case["batch_equivalent"]["response"])
+    want = replay._batch_tool_args_normalize(want)["choices"]
+    for choice in (*got.values(), *want.values()):
+        choice["content"] = choice["content"].strip()
+    return replay.normalize(got, "stream") == replay.normalize(want, "stream")
 
 
 # --- The unseen corpus: model outputs from vLLM's own parser tests ---------
@@ -254,8 +269,6 @@ UNSEEN_DIVERGENT = {
     ),
     # A list that turns out malformed after its first calls streamed.
     "llama3_pythonic": ("tool_pythonic-unparsable_sibling-", "tool_pythonic-unrecoverable_block-"),
-    # Text between two calls streams as content; batch drops it.
-    "seed_oss": ("tool_seed_oss-budget_unlimited-",),
 }
 
 
@@ -313,7 +326,8 @@ def test_unseen_compact_states_semantic(config_server, compact_server):
 
 def test_unseen_excused_streams(config_server):
     """An excused unseen stream assembles to vLLM's own stream or to its
-    batch answer, so the excuses cannot hide a stream that is simply wrong."""
+    batch answer (edge whitespace aside), so the excuses cannot hide a
+    stream that is simply wrong."""
     config, server = config_server
     excused = [c for c in load_unseen(config) if unseen_excused(c)]
     if not excused:
@@ -323,6 +337,6 @@ def test_unseen_excused_streams(config_server):
     for case in excused:
         results = replay.execute_case(client, case)
         as_vllm = replay.compare_case(case, results, "semantic", "vllm")
-        if as_vllm and replay.compare_case(case, results, "semantic", "batch"):
+        if as_vllm and not batch_but_edge_whitespace(case, results):
             neither.append(f"{case['id']}: {as_vllm[:2]}")
     assert neither == []

@@ -276,12 +276,13 @@ fn content_before_calls_and_two_calls_with_cjk_and_emoji() {
         ("get_weather", r#"{"city": "東京 🌸", "unit": "celsius"}"#),
         ("calc", r#"{"n": 42, "opts": {"exact": true, "note": "ü"}}"#),
     ];
-    // Batch strips the content next to calls; the stream has sent the
-    // newlines around them as content already (as vLLM's does).
+    // Batch strips the content before the calls; the stream has sent its
+    // newlines as content already (as vLLM's does). The newline between
+    // the calls is dropped, as batch drops it.
     check_divergent(
         text,
         out("计划一下 🤔", "好的 🚀 查一下。", &calls),
-        out("计划一下 🤔", "\n好的 🚀 查一下。\n\n", &calls),
+        out("计划一下 🤔", "\n好的 🚀 查一下。\n", &calls),
     );
 }
 
@@ -375,14 +376,20 @@ fn step5_keeps_the_text_before_a_call_unstripped_batch_and_streamed() {
 }
 
 #[test]
-fn step5_text_between_calls_streams_as_content_which_batch_drops() {
-    // As vLLM: batch keeps only the text before the first call; the stream
-    // has sent the newline between the calls as content (nothing strips it).
+fn step5_text_between_and_after_calls_is_dropped_as_in_batch() {
+    // Batch keeps only the text before the first call; vLLM's stream sends
+    // the text between and after the calls as content, derender's drops it.
     let s = step5_spec();
-    let text = format!("plan</think>Sure.\n{WEATHER_CALL}\n{WEATHER_CALL}");
     let call = ("get_weather", r#"{"city": "Tokyo"}"#);
-    assert_eq!(batch_with(&s, &text, &ctx()), out("plan", "Sure.\n", &[call, call]));
-    let n = encode(&text).len();
-    let streamed = stream_with(&s, &token_chunks(&text, &(1..n).collect::<Vec<_>>()), &ctx());
-    assert_eq!(streamed, out("plan", "Sure.\n\n", &[call, call]));
+    for text in [
+        format!("plan</think>Sure.\n{WEATHER_CALL}\n{WEATHER_CALL}"),
+        format!("plan</think>Sure.\n{WEATHER_CALL} between {WEATHER_CALL}\nDone, thanks."),
+    ] {
+        let want = out("plan", "Sure.\n", &[call, call]);
+        assert_eq!(batch_with(&s, &text, &ctx()), want);
+        let n = encode(&text).len();
+        for cuts in [(1..n).collect::<Vec<_>>(), (3..n).step_by(3).collect(), vec![]] {
+            assert_eq!(stream_with(&s, &token_chunks(&text, &cuts), &ctx()), want, "{cuts:?} of {text:?}");
+        }
+    }
 }

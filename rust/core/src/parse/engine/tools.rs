@@ -232,6 +232,11 @@ impl EngineTools {
         self.tools.iter().any(|t| t.get("function").and_then(|f| f.get("name")).and_then(Value::as_str) == Some(name))
     }
 
+    /// Whether a call has streamed its name (batch will return calls).
+    fn call_sent(&self) -> bool {
+        self.slots.iter().any(|s| s.name_sent)
+    }
+
     fn ensure_slot(&mut self, idx: i64) {
         while self.slots.len() as i64 <= idx {
             self.slots.push(Slot::default());
@@ -429,6 +434,10 @@ impl EngineTools {
         let mut seen_tool = false;
         for e in events {
             match e.kind {
+                // Batch drops all text after the first tool event once a call
+                // is returned; vLLM's stream sends it later (a chunking bug),
+                // so once a call has streamed, later text is dropped here.
+                EventType::TextChunk if self.call_sent() => {}
                 EventType::TextChunk if seen_tool => self.deferred_content.push_str(&e.value),
                 EventType::TextChunk => content_parts.push(e.value),
                 EventType::ReasoningChunk => reasoning.push_str(&e.value),
@@ -455,6 +464,11 @@ impl EngineTools {
         }
         if deltas.len() > 1 {
             deltas = coalesce(deltas);
+        }
+        if self.call_sent() {
+            // Text deferred after this chunk's tool events, before its call
+            // was named: batch drops it too.
+            self.deferred_content.truncate(carried.len().min(self.deferred_content.len()));
         }
         if !self.deferred_content.is_empty() && (!seen_tool || deltas.is_empty()) {
             let now = self.deferred_content[carried.len().min(self.deferred_content.len())..].to_string();
