@@ -477,3 +477,47 @@ def test_engine_stream_drops_text_after_a_streamed_call():
         assert (got["reasoning"], got["content"]) == ("plan", "Sure."), chunks
         assert names_args(got["calls"]) == want_calls, chunks
         assert got["finish"] == "tool_calls"
+
+
+def test_call_inside_an_open_think_block_streams_as_batch():
+    """A call inside `<think>`, closed after the call: batch ends the
+    reasoning at the call marker and drops the later `</think>`. vLLM's
+    stream loses the call when one chunk carries both markers (glm47), and
+    keeps `</think>` in text it hands on raw (qwen3 reasoning, here without
+    tools); derender's streams give batch's answer at every chunking."""
+    glm = parser_core("models/qwen3", "glm", tool_call_parser="glm47", reasoning_parser="glm45")
+    qwen = parser_core("models/qwen3", "q", tool_call_parser="hermes", reasoning_parser="qwen3")
+    glm_call = "<tool_call>f<arg_key>a</arg_key><arg_value>x</arg_value></tool_call>"
+    hermes_call = '<tool_call>\n{"name": "f", "arguments": {"a": "x"}}\n</tool_call>'
+    with_tools = {"messages": [{"role": "user", "content": "hi"}], "tools": MISTRAL_TOOLS}
+    cases = [
+        (glm, f"<think>\nhmm\n{glm_call}\n</think>\n\nbye", with_tools, [("f", '{"a": "x"}')]),
+        (
+            qwen,
+            f"<think>\nhmm\n{hermes_call}\n</think>\n\nbye",
+            {"messages": with_tools["messages"]},
+            [],
+        ),
+    ]
+    for core, text, request, calls in cases:
+        ids = [*core.encode(text), IM_END]
+        message = batch(core, ids, request, prompt_ids=PROMPT)["message"]
+        want = {
+            "reasoning": message["reasoning"],
+            "content": message["content"] or "",
+            "calls": [
+                (c["function"]["name"], c["function"]["arguments"])
+                for c in message.get("tool_calls") or []
+            ],
+        }
+        assert want["calls"] == calls and "</think>" not in want["content"]
+        chunkings = [one_token_chunks(ids), [(ids, "stop", None)]]
+        chunkings += [[(ids[:i], None, None), (ids[i:], "stop", None)] for i in range(1, len(ids))]
+        for chunks in chunkings:
+            got = assemble(stream(core, CHAT, chunks, "chat_request", request))
+            got_calls = [got["calls"][i] for i in sorted(got["calls"])]
+            assert {
+                "reasoning": got["reasoning"],
+                "content": got["content"],
+                "calls": [(c["name"], c["arguments"]) for c in got_calls],
+            } == want, (text, chunks)

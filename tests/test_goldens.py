@@ -62,10 +62,6 @@ DIVERGENT = {
     # were found (text after the calls is dropped as batch drops it).
     "text_then_tool-",
     "think_text_parallel-",
-    # A call inside an open think block, closed by </think> after the call:
-    # a chunk carrying both hands the tool parser content without the
-    # call marker's ids (as vLLM's stream does), so the call streams as text.
-    "tool_inside_think-",
 }
 
 

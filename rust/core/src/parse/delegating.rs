@@ -189,8 +189,7 @@ impl DelegatingParser {
                 }
             }
         }
-        let mut delta_text = delta_text.to_string();
-        let mut delta_ids = delta_ids.to_vec();
+        let (mut delta_text, mut delta_ids) = self.without_dropped_end_markers(delta_text, delta_ids);
         let (mut current_text, mut current_ids) = if self.engine_based {
             (delta_text.clone(), delta_ids.clone())
         } else {
@@ -303,6 +302,26 @@ impl DelegatingParser {
             }
         }
         message
+    }
+
+    /// After a reasoning engine's reasoning ended, it drops a repeated end
+    /// marker from the content (batch never shows it); vLLM hands later
+    /// deltas to a legacy tool parser (or the content) raw, so its stream
+    /// keeps the marker. Drop it here, as batch does. (An engine tool parser
+    /// drops it itself.)
+    fn without_dropped_end_markers(&self, text: &str, ids: &[i64]) -> (String, Vec<i64>) {
+        let marker = self
+            .reasoning
+            .as_ref()
+            .filter(|r| self.reasoning_ended && r.engine_based() && !r.passthrough())
+            .filter(|_| !self.tool.as_ref().is_some_and(|t| t.engine_based()))
+            .and_then(|r| r.end_marker_dropped_after_end());
+        let Some((id, marker)) = marker.filter(|(id, m)| ids.contains(id) && text.contains(m)) else {
+            return (text.to_string(), ids.to_vec());
+        };
+        let kept_ids: Vec<i64> = ids.iter().copied().filter(|x| *x != id).collect();
+        let count = ids.len() - kept_ids.len();
+        (text.replacen(marker, "", count), kept_ids)
     }
 
     fn in_reasoning_phase(&self) -> bool {

@@ -99,6 +99,11 @@ pub trait ReasoningParser: Send {
     fn engine_confirmed_end(&self) -> bool {
         false
     }
+    /// The end marker (token id, text) the engine drops when it arrives
+    /// after the reasoning ended (batch drops a repeated `</think>`).
+    fn end_marker_dropped_after_end(&self) -> Option<(i64, &str)> {
+        None
+    }
     /// Batch returns the whole text as content (thinking switched off):
     /// streams then skip the reasoning phase, as batch does.
     fn passthrough(&self) -> bool {

@@ -240,15 +240,26 @@ impl ReasoningParser for EngineReasoning {
         if !self.wait_for_reasoning() {
             return ids.to_vec();
         }
+        let implicit_end = || {
+            let start = ids.iter().rposition(|x| self.boundary_ids.contains(x)).map_or(0, |i| i + 1);
+            ids[start..].iter().position(|x| self.end_ids.contains(x)).map(|i| start + i)
+        };
         if let Some(end) = self.end_id {
             if let Some(i) = ids.iter().rposition(|&x| x == end) {
+                // A call marker inside the think block ended the reasoning
+                // before this `</think>` (vLLM cuts after the last one and
+                // loses the call's marker ids): the content starts at that
+                // marker, without the `</think>` the engine dropped from its
+                // text, as it would one token per chunk.
+                if let Some(k) = implicit_end().filter(|&k| k < i && ids[k] != end) {
+                    return ids[k..].iter().copied().filter(|&x| x != end).collect();
+                }
                 return ids[i + 1..].to_vec();
             }
         }
         if !self.end_ids.is_empty() {
-            let start = ids.iter().rposition(|x| self.boundary_ids.contains(x)).map_or(0, |i| i + 1);
-            if let Some(i) = ids[start..].iter().position(|x| self.end_ids.contains(x)) {
-                return ids[start + i..].to_vec();
+            if let Some(i) = implicit_end() {
+                return ids[i..].to_vec();
             }
         }
         ids.to_vec()
@@ -278,6 +289,14 @@ impl ReasoningParser for EngineReasoning {
 
     fn engine_confirmed_end(&self) -> bool {
         self.reasoning_ended
+    }
+
+    fn end_marker_dropped_after_end(&self) -> Option<(i64, &str)> {
+        let text = self.config.token_id_terminal("THINK_END")?;
+        let dropped = self.config.transitions.iter().any(|((from, term), t)| {
+            *from == State::Content && *term == "THINK_END" && t.next == State::Content && t.events.is_empty()
+        });
+        dropped.then_some((self.end_id?, text))
     }
 
     fn finish_streaming(&mut self) -> Option<Delta> {
