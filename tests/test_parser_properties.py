@@ -45,6 +45,8 @@ STRINGS = ["x", "Zürich 🏔", 'say "hi"\n', "a\\b", "東京"]
 
 
 def arguments(rng: random.Random) -> dict:
+    if rng.random() < 0.15:
+        return {}
     args: dict = {"a": rng.choice(STRINGS)}
     if rng.random() < 0.4:
         args["n"] = rng.randint(-5, 100)

@@ -351,6 +351,13 @@ impl ToolParser for DeepSeekToolParser {
         let actual = self.streamed.get(self.prev.len() - 1).map_or("", String::as_str);
         expected.strip_prefix(actual).unwrap_or("").to_string()
     }
+
+    /// With several call markers in one chunk the repaired stream is ahead
+    /// of vLLM's bookkeeping: the last recorded call need not be the last
+    /// call of the final delta.
+    fn remaining_args_index(&self) -> Option<i64> {
+        i64::try_from(self.prev.len()).ok().map(|n| n - 1)
+    }
 }
 
 /// `str.split(sep)[0]`.

@@ -5,7 +5,7 @@
 use super::required::{named_streaming, parse_required, required_streaming};
 use super::snapshot::{Snapshot, SnapshotError};
 use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
-use crate::wire::response::{Delta, FunctionCall as WireFunctionCall, ToolCall};
+use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall, FunctionCall as WireFunctionCall, ToolCall};
 use serde_json::{json, Value};
 
 /// One parser instance: per request in batch, per choice in a stream.
@@ -264,13 +264,8 @@ impl DelegatingParser {
         }
 
         if finished {
-            if let Some(tool) = &mut self.tool {
-                if let Some(last) = message.as_mut().and_then(|m| m.tool_calls.last_mut()) {
-                    if let Some(f) = &mut last.function {
-                        let rest = tool.remaining_unstreamed_args();
-                        f.arguments = Some(format!("{}{}", f.arguments.as_deref().unwrap_or(""), rest));
-                    }
-                }
+            if let (Some(tool), Some(m)) = (&mut self.tool, message.as_mut()) {
+                append_unstreamed_args(tool.as_mut(), m);
             }
         }
         if finished {
@@ -518,4 +513,32 @@ pub fn resolve_finish_reason(engine: Option<&str>, ctx: &ChatContext, tool_calls
         return "tool_calls".to_string();
     }
     fr.to_string()
+}
+
+/// `_append_unstreamed_tool_args`: the arguments the tool parser parsed but
+/// did not stream go to the final delta's last call, or, when they belong
+/// to another call, to that call.
+fn append_unstreamed_args(tool: &mut dyn ToolParser, message: &mut Delta) {
+    let Some(last) = message.tool_calls.last_mut() else { return };
+    if last.function.is_none() {
+        return;
+    }
+    let rest = tool.remaining_unstreamed_args();
+    let other = tool.remaining_args_index().filter(|&i| i >= 0 && i != last.index && !rest.is_empty());
+    match other {
+        Some(index) => {
+            message.tool_calls.push(DeltaToolCall {
+                id: None,
+                kind: None,
+                index,
+                function: Some(DeltaFunctionCall { name: None, arguments: Some(rest) }),
+            });
+            message.tool_calls.sort_by_key(|tc| tc.index);
+        }
+        None => {
+            if let Some(f) = &mut last.function {
+                f.arguments = Some(format!("{}{}", f.arguments.as_deref().unwrap_or(""), rest));
+            }
+        }
+    }
 }

@@ -138,6 +138,11 @@ pub trait ToolParser: Send {
     fn remaining_unstreamed_args(&mut self) -> String {
         String::new()
     }
+    /// The call those remaining arguments belong to, when it can differ
+    /// from the last call of the final delta (vLLM appends them there).
+    fn remaining_args_index(&self) -> Option<i64> {
+        None
+    }
     fn supports_required_and_named(&self) -> bool {
         true
     }
