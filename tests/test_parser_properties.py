@@ -103,6 +103,12 @@ def deepseek_v31(args: dict, name: str) -> str:
     return f"<｜tool▁call▁begin｜>{name}<｜tool▁sep｜>{body}<｜tool▁call▁end｜>"
 
 
+def deepseek_v3(args: dict, name: str) -> str:
+    body = json.dumps(args, ensure_ascii=False)
+    header = f"<｜tool▁call▁begin｜>function<｜tool▁sep｜>{name}"
+    return f"{header}\n```json\n{body}\n```<｜tool▁call▁end｜>"
+
+
 def mistral(args: dict, name: str) -> str:
     return json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
 
@@ -194,6 +200,21 @@ FAMILIES = {
         {"tool_call_parser": "deepseek_v31", "reasoning_parser": "deepseek_v3"},
         deepseek_v31,
         wrap=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
+    ),
+    "deepseek_v3": Family(
+        "models/deepseek_v3",
+        1,
+        {"tool_call_parser": "deepseek_v3", "reasoning_parser": "deepseek_v3"},
+        deepseek_v3,
+        ("<think>", "</think>"),
+        wrap=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
+    ),
+    "deepseek_r1": Family(
+        "models/deepseek_r1",
+        1,
+        {"reasoning_parser": "deepseek_r1"},
+        deepseek_v3,
+        ("", "</think>"),
     ),
     "mistral": Family(
         "models/mistral",
