@@ -53,6 +53,17 @@ USER_PROMPT = "Please help me with this, using a tool if one fits."
 DERENDER = "/v1/chat/completions/derender"
 
 
+def batch_request(rid: str, ids: list[int], prompt: list[int], chat: dict) -> dict:
+    """The batch derender request for `ids` answering `chat`."""
+    return {
+        "model": chat["model"],
+        "generate_response": generate_response(rid, ids, len(prompt)),
+        "prompt_tokens": len(prompt),
+        "chat_request": chat,
+        "prompt_token_ids": prompt,
+    }
+
+
 def eos_for(config: dict) -> int:
     return EOS[config["model"].split("/")[-1]]
 
@@ -163,14 +174,7 @@ class Recorder:
         prompt = self.render(chat)
         ids = self.tok.encode(text, add_special_tokens=False).ids + [self.eos]
         n = len(self.cases)
-        rid = f"gen-{self.name}-unseen-{n}"
-        batch_req = {
-            "model": chat["model"],
-            "generate_response": generate_response(rid, ids, len(prompt)),
-            "prompt_tokens": len(prompt),
-            "chat_request": chat,
-            "prompt_token_ids": prompt,
-        }
+        batch_req = batch_request(f"gen-{self.name}-unseen-{n}", ids, prompt, chat)
         status, resp = self.post(DERENDER, batch_req)
         self.cases.append(
             {
@@ -216,13 +220,7 @@ class Recorder:
                 and isinstance(resp.get("stream_state"), dict)
             ):
                 state = resp["stream_state"]
-        be_req = {
-            "model": chat["model"],
-            "generate_response": generate_response(rid, ids, len(prompt)),
-            "prompt_tokens": len(prompt),
-            "prompt_token_ids": prompt,
-            "chat_request": chat,
-        }
+        be_req = batch_request(rid, ids, prompt, chat)
         status, resp = self.post(DERENDER, be_req)
         self.cases.append(
             {
