@@ -122,6 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     for flag in _IGNORED_SWITCHES:
         serve.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
 
+    parsers = sub.add_parser(
+        "parsers",
+        help="list the tool-call and reasoning parsers, and whether they fit a model",
+    )
+    parsers.add_argument(
+        "model", nargs="?", default=None, help="check each parser against this model's vocabulary"
+    )
+    parsers.add_argument("--json", action="store_true", help="print the listing as JSON")
+
     engine = sub.add_parser(
         "engine", help="a token-in/token-out engine simulator (/inference/v1/generate)"
     )
@@ -298,10 +307,43 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def list_parsers(args: argparse.Namespace) -> None:
+    """`derender parsers [MODEL]`: every registered parser name with its
+    aliases and vocabulary needs; with a model, whether each fits it."""
+    import json
+
+    from derender import _native
+
+    try:
+        families = json.loads(_native.parser_families(args.model))
+    except ValueError as e:
+        raise SystemExit(f"error: {e}") from None
+    if args.json:
+        print(json.dumps(families, indent=2, ensure_ascii=False))
+        return
+    titles = {
+        "tool": "tool-call parsers (--tool-call-parser NAME --enable-auto-tool-choice)",
+        "reasoning": "reasoning parsers (--reasoning-parser NAME)",
+    }
+    for kind, title in titles.items():
+        print(title)
+        for row in families[kind]:
+            names = row["name"] + "".join(f", {alias}" for alias in row["aliases"])
+            line = f"  {names:<28}"
+            if args.model is not None:
+                line += " fits" if row["fits"] is None else f" does not fit: {row['fits']}"
+            elif row["needs"]:
+                line += f" needs {row['needs']}"
+            print(line.rstrip())
+        print()
+
+
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "serve":
         serve(args)
+    elif args.command == "parsers":
+        list_parsers(args)
     elif args.command == "engine":
         run_engine(args)
 

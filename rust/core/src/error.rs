@@ -35,6 +35,15 @@ impl ApiError {
     }
 
     /// A `VLLMValidationError`: 400 with the offending parameter named.
+    /// A request model validator's 400: the message names the parameter
+    /// when there is one (`... (parameter=p)`).
+    pub fn validator(message: &str, param: Option<&str>) -> Self {
+        match param {
+            Some(p) => ApiError::invalid_param(format!("{message} (parameter={p})"), p),
+            None => ApiError::bad_request(message),
+        }
+    }
+
     pub fn invalid_param(message: impl Into<String>, param: &str) -> Self {
         Self { status: 400, kind: "BadRequestError", message: message.into(), param: Some(param.to_string()) }
     }

@@ -9,12 +9,12 @@ pub mod ids;
 pub mod logprobs;
 pub mod model;
 pub mod parse;
-pub mod pydantic;
-pub mod pyrepr;
+pub mod pycompat;
 pub mod render;
 pub mod service;
 pub mod stats;
 pub mod stream;
+pub mod structured;
 pub mod wire;
 
 pub use derender::{Derenderer, Settings};

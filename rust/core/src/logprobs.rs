@@ -4,7 +4,28 @@
 use serde::Serialize;
 
 use crate::model::Model;
-use crate::wire::request::{GenLogprobs, LogprobEntry};
+
+/// One `GenerateLogProb` candidate (the engine's input, as the derender
+/// request carries it).
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub token_id: i64,
+    pub logprob: f64,
+}
+
+/// One generated position: the sampled token and its candidates.
+#[derive(Debug, Clone)]
+pub struct LogprobEntry {
+    pub token_id: i64,
+    pub logprob: f64,
+    pub top_logprobs: Vec<Candidate>,
+}
+
+/// `GenerateLogProbs`: `content` may be null.
+#[derive(Debug, Clone)]
+pub struct GenLogprobs {
+    pub content: Option<Vec<LogprobEntry>>,
+}
 
 /// How many preceding sampled ids the U+FFFD repair may read.
 pub const CONTEXT_WINDOW: usize = 4;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::derender::Derenderer;
 use crate::error::ApiError;
-use crate::pydantic::{Errors, Loc};
+use crate::pycompat::pydantic::{Errors, Loc};
 use crate::stats::{json_len, CallKind, Stats};
 use crate::stream::Outgoing;
 use crate::wire::lazy_body::split_prompt_ids;
@@ -260,7 +260,7 @@ fn json_error(body: &[u8], e: &serde_json::Error) -> ApiError {
         &root,
         "JSON decode error",
         Some(&Value::Object(Default::default())),
-        Some(format!("{{'error': {}}}", crate::pyrepr::repr_str(msg))),
+        Some(format!("{{'error': {}}}", crate::pycompat::repr::repr_str(msg))),
     );
     let mut err = errs.into_api_error();
     // The location carries the offset: `body.<pos>`.

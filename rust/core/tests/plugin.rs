@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use derender_core::parse::plugin::{FailureSlot, ToolParserFactory};
-use derender_core::parse::{ChatContext, Extracted, FunctionCall, Ids, ParserSpec, PluginRegistry, Texts, ToolParser};
+use derender_core::parse::family::ToolParserFactory;
+use derender_core::parse::plugin::FailureSlot;
+use derender_core::parse::{ChatContext, Extracted, FunctionCall, Ids, ParserSpec, Registry, Texts, ToolParser};
 use derender_core::wire::response::Delta;
 use derender_core::{ApiError, Derenderer, Model, Route, Settings};
 
@@ -48,14 +49,14 @@ impl ToolParser for Echo {
 struct EchoFactory(bool);
 
 impl ToolParserFactory for EchoFactory {
-    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ToolParser> {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
         Box::new(Echo { fail: self.0, failure: FailureSlot::default() })
     }
 }
 
 fn core(name: &str, fail: bool) -> Derenderer {
     let model = model();
-    let mut plugins = PluginRegistry::default();
+    let mut plugins = Registry::default();
     plugins.add_tool(name, Arc::new(EchoFactory(fail)));
     let parser = ParserSpec::resolve(None, Some(name), true, &model, &plugins).expect("plugin resolves");
     let settings = Settings {

@@ -6,8 +6,8 @@ mod support;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use derender_core::parse::plugin::ToolParserFactory;
-use derender_core::parse::{ChatContext, Extracted, Ids, ParserSpec, PluginRegistry, Texts, ToolParser};
+use derender_core::parse::family::ToolParserFactory;
+use derender_core::parse::{ChatContext, Extracted, Ids, ParserSpec, Registry, Texts, ToolParser};
 use derender_core::wire::response::Delta;
 use derender_core::{CallKind, Derenderer, Model, Reply, Route, Settings};
 use serde_json::{json, Value};
@@ -131,7 +131,7 @@ impl ToolParser for Boom {
 struct BoomFactory;
 
 impl ToolParserFactory for BoomFactory {
-    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ToolParser> {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
         Box::new(Boom)
     }
 }
@@ -140,7 +140,7 @@ impl ToolParserFactory for BoomFactory {
 fn a_caught_panic_is_flagged() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../python/derender/models/qwen3");
     let model = Model::load_dir(&dir).expect("bundled model loads");
-    let mut plugins = PluginRegistry::default();
+    let mut plugins = Registry::default();
     plugins.add_tool("boom", Arc::new(BoomFactory));
     let parser = ParserSpec::resolve(None, Some("boom"), true, &model, &plugins).expect("plugin resolves");
     let settings = Settings {

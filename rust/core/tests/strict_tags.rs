@@ -6,10 +6,11 @@
 
 use std::io::{BufRead, BufReader};
 
-use derender_core::parse::strict::{structural_tag, StrictLevel, TagRequest};
-use derender_core::parse::structural::{params, TagModel};
+use derender_core::parse::Registry;
 use derender_core::parse::{ChatContext, ToolChoice};
-use derender_core::render::structured::{request_format, request_params};
+use derender_core::structured::format::params;
+use derender_core::structured::request::{request_format, request_params};
+use derender_core::structured::tool_tags::{structural_tag, StrictLevel, TagRequest};
 use serde_json::{Map, Value};
 
 fn cases() -> Vec<Value> {
@@ -38,6 +39,7 @@ fn request(case: &Value) -> Map<String, Value> {
 fn tags_match_vllms_apply_structural_tag() {
     let cases = cases();
     assert!(cases.len() > 4000, "{} cases", cases.len());
+    let registry = Registry::default();
     let mut failures = Vec::new();
     for case in &cases {
         assert!(case.get("error").is_none(), "vLLM raised: {case}");
@@ -46,7 +48,7 @@ fn tags_match_vllms_apply_structural_tag() {
         let params_in = request_params(&o);
         assert_eq!(params_in.as_ref().unwrap_or(&Value::Null), &case["request_params"], "request params: {case}");
         let format = request_format(params_in.as_ref());
-        let model = case["model"].as_str().map(|m| TagModel::from_name(m).expect("known model"));
+        let model = case["model"].as_str().map(|m| registry.find_tag_model(m).expect("known model"));
         let level = case["level"].as_str().map(|l| StrictLevel::from_name(l).expect("level"));
         let req = TagRequest {
             tools: &ctx.tools,
@@ -70,8 +72,11 @@ fn choices_that_need_no_call_get_no_tag() {
             tools: &tools,
             tool_choice: &choice,
             parallel_tool_calls: false,
-            format: &derender_core::parse::strict::RequestFormat::Absent,
+            format: &derender_core::structured::tool_tags::RequestFormat::Absent,
         };
-        assert_eq!(structural_tag(Some(TagModel::Hermes), Some(StrictLevel::Parameter), req), None);
+        assert_eq!(
+            structural_tag(Registry::default().find_tag_model("hermes"), Some(StrictLevel::Parameter), req),
+            None
+        );
     }
 }

@@ -5,9 +5,9 @@ mod plugin;
 
 use std::sync::Arc;
 
-use derender_core::parse::strict::StrictLevel;
-use derender_core::parse::{ParserSpec, PluginRegistry};
+use derender_core::parse::{ParserSpec, Registry};
 use derender_core::stream::{StateCodec, StateMode};
+use derender_core::structured::tool_tags::StrictLevel;
 use derender_core::{Derenderer as Core, Model, Route, Settings, Stats};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -77,7 +77,7 @@ impl Derenderer {
             ));
         }
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
-        let mut plugins = PluginRegistry::default();
+        let mut plugins = Registry::default();
         for (name, class) in tool_parser_plugins.iter().flat_map(|d| d.iter()) {
             let name: String = name.extract()?;
             let factory = plugin::PyToolFactory::new(&name, class)?;
@@ -333,6 +333,41 @@ fn utc_at(t: std::time::SystemTime) -> String {
     format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{:03}Z", now.subsec_millis())
 }
 
+/// Every registered parser family (`derender parsers`): per kind, a list
+/// of `{"name", "aliases", "needs"}`, and with a model directory, whether
+/// each fits its vocabulary (`"fits": null` or the reason it does not).
+#[pyfunction]
+#[pyo3(signature = (model=None))]
+fn parser_families(py: Python<'_>, model: Option<&str>) -> PyResult<String> {
+    let loaded = match model {
+        None => None,
+        Some(m) => Some(py.detach(|| Model::load(m)).map_err(|e| PyValueError::new_err(e.to_string()))?),
+    };
+    let registry = Registry::default();
+    let describe = |listing: Vec<derender_core::parse::Listing>,
+                    fits: &dyn Fn(&str, &Model) -> Option<Result<(), String>>| {
+        let rows: Vec<serde_json::Value> = listing
+            .into_iter()
+            .map(|l| {
+                let mut row = serde_json::json!({"name": l.name, "aliases": l.aliases, "needs": l.needs});
+                if let Some(model) = &loaded {
+                    row["fits"] = match fits(l.name, model) {
+                        Some(Err(reason)) => serde_json::Value::String(reason),
+                        _ => serde_json::Value::Null,
+                    };
+                }
+                row
+            })
+            .collect();
+        serde_json::Value::Array(rows)
+    };
+    let answer = serde_json::json!({
+        "tool": describe(registry.tool_listing(), &|n, m| registry.tool_fits(n, m)),
+        "reasoning": describe(registry.reasoning_listing(), &|n, m| registry.reasoning_fits(n, m)),
+    });
+    Ok(answer.to_string())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
@@ -340,6 +375,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CallStats>()?;
     m.add_class::<plugin::PluginTokenizer>()?;
     m.add_function(wrap_pyfunction!(native_routes, m)?)?;
+    m.add_function(wrap_pyfunction!(parser_families, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -6,7 +6,8 @@
 use std::sync::{Arc, OnceLock};
 
 use derender_core::error::sanitize;
-use derender_core::parse::plugin::{FailureSlot, ReasoningParserFactory, ToolParserFactory};
+use derender_core::parse::family::{KeepSpecial, ReasoningParserFactory, ToolParserFactory};
+use derender_core::parse::plugin::FailureSlot;
 use derender_core::parse::{ChatContext, Extracted, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
 use derender_core::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 use derender_core::{ApiError, Model};
@@ -258,12 +259,16 @@ impl PyToolFactory {
 }
 
 impl ToolParserFactory for PyToolFactory {
-    fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ToolParser> {
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
         let instance = Instance::new(&self.name, &self.class, &self.tokenizer, ctx, model);
         Box::new(PyToolParser { instance, supports_required_and_named: self.supports_required_and_named })
     }
-    fn keep_special_tokens(&self) -> bool {
-        self.keep_special_tokens
+    fn keep_special_tokens(&self) -> KeepSpecial {
+        if self.keep_special_tokens {
+            KeepSpecial::WithTools
+        } else {
+            KeepSpecial::Never
+        }
     }
     fn supports_required_and_named(&self) -> bool {
         self.supports_required_and_named

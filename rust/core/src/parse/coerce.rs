@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::pyjson::loads;
+use crate::pycompat::json::loads;
 
 /// `extract_types_from_schema`: every type the schema allows.
 pub fn schema_types(schema: Option<&Value>) -> Vec<String> {
@@ -159,7 +159,7 @@ fn coerce_value(value: &mut Value, schema: &Value) -> bool {
             _ => false,
         },
         other => {
-            let as_str = super::pyjson::dumps(other);
+            let as_str = crate::pycompat::json::dumps(other);
             let coerced = coerce_str(&as_str, &schema_types(Some(schema)));
             if !same_kind(&coerced, other) || coerced != *other {
                 *other = coerced;

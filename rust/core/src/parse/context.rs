@@ -1,17 +1,9 @@
 //! What a parser needs to know of the original `chat_request`.
 
+use crate::pycompat::truthy;
 use serde_json::{Map, Value};
 
-/// `tool_choice` after `check_tool_usage` filled its default.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolChoice {
-    None,
-    /// An explicit `null`: parsed like `"auto"`, but calls are not kept.
-    Null,
-    Auto,
-    Required,
-    Named(String),
-}
+pub use crate::structured::ToolChoice;
 
 /// The request facts that change parsing.
 #[derive(Debug, Clone)]
@@ -67,6 +59,20 @@ impl ChatContext {
     }
 
     /// The JSON schema of a tool's parameters, by function name.
+    /// `chat_template_kwargs.enable_thinking`, on unless given and falsy
+    /// (Qwen3's switch).
+    pub fn enable_thinking(&self) -> bool {
+        self.template_kwargs.get("enable_thinking").is_none_or(truthy)
+    }
+
+    /// GLM's `thinking_enabled`: on unless `thinking` or `enable_thinking`
+    /// is given (not null) and neither is truthy.
+    pub fn thinking_or_enable_thinking(&self) -> bool {
+        let given = |k: &str| self.template_kwargs.get(k).filter(|v| !v.is_null());
+        let (t, e) = (given("thinking"), given("enable_thinking"));
+        (t.is_none() && e.is_none()) || t.is_some_and(truthy) || e.is_some_and(truthy)
+    }
+
     pub fn tool_parameters(&self, name: &str) -> Option<&Value> {
         self.tools.iter().find_map(|t| {
             let f = t.get("function")?;
@@ -81,17 +87,6 @@ fn truthy_bool(v: &Value) -> bool {
         Value::String(s) => matches!(s.to_ascii_lowercase().as_str(), "1" | "on" | "t" | "true" | "y" | "yes"),
         Value::Number(n) => n.as_f64() != Some(0.0),
         _ => true,
-    }
-}
-
-pub fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64() != Some(0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
     }
 }
 

@@ -4,36 +4,22 @@
 
 mod coerce;
 pub mod context;
-mod deepseek;
-mod deepseek_stream;
 mod delegating;
 pub mod engine;
-mod glm47;
-mod hermes;
+mod families;
+pub mod family;
 mod json_events;
-mod kimi_k2;
-mod llama3_json;
-mod minimax_m2;
-mod mistral;
 mod partial_json;
 pub mod plugin;
 mod pyast;
-pub mod pyjson;
-mod pythonic;
-mod qwen3;
-mod qwen3_args;
 mod registry;
 mod required;
 pub mod snapshot;
-mod step3p5;
-pub mod strict;
-pub mod structural;
 mod think;
 
 pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
-pub use plugin::PluginRegistry;
-pub use registry::{ParserSpec, ParserSpecError};
+pub use registry::{Listing, ParserSpec, ParserSpecError, Registry};
 pub use snapshot::{Snapshot, SnapshotError};
 
 use crate::error::ApiError;

@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use super::pyjson::{dumps, loads};
 use super::{random_tool_call_id, FunctionCall};
+use crate::pycompat::json::{dumps, loads};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
 /// Batch `"required"`: the calls of a JSON array of function definitions

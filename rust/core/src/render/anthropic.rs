@@ -14,7 +14,7 @@ use super::anthropic_check::{check, Block, Content, Message, Request, Thinking, 
 use super::body_object;
 use crate::derender::Derenderer;
 use crate::error::ApiError;
-use crate::pyrepr::{repr_float, repr_str};
+use crate::pycompat::repr::{repr_float, repr_str};
 use crate::wire::request::{request_prechecks, Api, Obj};
 
 const BILLING_HEADER: &str = "x-anthropic-billing-header";

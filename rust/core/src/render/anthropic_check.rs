@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::pydantic::{read, summarize, Errors, FieldError, Loc};
-use crate::pyrepr::repr_str;
+use crate::pycompat::pydantic::{read, summarize, Errors, FieldError, Loc};
+use crate::pycompat::repr::repr_str;
 use crate::wire::request::Obj;
 
 /// `AnthropicContentBlock`: its type, its raw fields, its tool change.
@@ -205,7 +205,7 @@ pub fn check(o: &Obj) -> Result<Request<'_>, ApiError> {
     };
     // `validate_thinking_budget` (skipped for a P/D prefill leg).
     let prefill =
-        o.get("kv_transfer_params").and_then(|k| k.get("do_remote_decode")).is_some_and(crate::parse::context::truthy);
+        o.get("kv_transfer_params").and_then(|k| k.get("do_remote_decode")).is_some_and(crate::pycompat::truthy);
     if let Some(Thinking::Enabled(budget)) = thinking {
         if !prefill && budget >= max_tokens {
             errs.value_error(&root, "thinking.budget_tokens must be less than max_tokens", Some(&whole));
@@ -377,7 +377,7 @@ fn tagged(v: &Value, tags: &[&str], loc: &Loc, errs: &mut Errors) -> Option<Stri
         Some(t) => {
             let tag = match t {
                 Value::String(s) => s.clone(),
-                other => crate::pydantic::summarize(Some(other)),
+                other => crate::pycompat::pydantic::summarize(Some(other)),
             };
             errs.push(
                 "union_tag_invalid",

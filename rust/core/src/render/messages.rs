@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::parse::pyjson::loads;
+use crate::pycompat::json::loads;
 
 /// The text of a content value: a string as is, a list of parts joined by
 /// newlines, nothing for `null`. A system message loses Claude Code's

@@ -6,8 +6,6 @@ mod anthropic_check;
 mod messages;
 mod responses;
 pub mod sampling;
-pub mod structural_tag;
-pub mod structured;
 pub mod template;
 mod tokenize;
 
@@ -16,7 +14,8 @@ use serde_json::{Map, Value};
 use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
-use crate::pydantic::{read, Errors, Loc};
+use crate::pycompat::pydantic::{read, Errors, Loc};
+use crate::structured;
 use crate::wire::request::{request_fields, request_prechecks, Api, Obj, OutputOptions};
 pub use anthropic::Probes as AnthropicProbes;
 use sampling::Sampling;
@@ -49,7 +48,7 @@ fn opt_f64(o: &Obj, key: &str) -> Option<f64> {
 }
 
 fn truthy(o: &Obj, key: &str) -> bool {
-    o.get(key).is_some_and(crate::parse::context::truthy)
+    o.get(key).is_some_and(crate::pycompat::truthy)
 }
 
 impl Derenderer {
@@ -194,7 +193,7 @@ impl Derenderer {
     /// over them, then the parameters' own ranges.
     fn verify_sampling(&self, sampling: &Sampling) -> Result<(), ApiError> {
         if let Some(so) = sampling.structured_outputs.as_ref().and_then(Value::as_object) {
-            crate::wire::structured::one_constraint(so)?;
+            crate::structured::checks::one_constraint(so)?;
         }
         sampling.verify(self.settings.max_n_sequences)
     }

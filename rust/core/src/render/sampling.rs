@@ -10,7 +10,7 @@
 use serde_json::{Map, Number, Value};
 
 use crate::error::ApiError;
-use crate::pyrepr::repr_float;
+use crate::pycompat::repr::repr_float;
 
 /// The inputs of `to_sampling_params`, already resolved (request value →
 /// generation config → OpenAI default).
@@ -160,7 +160,7 @@ impl Sampling {
             return Err(refused("stop cannot contain an empty string.".into(), None));
         }
         if self.bad_words.iter().any(String::is_empty) {
-            let shown = crate::pyrepr::repr_value(&strings(&self.bad_words));
+            let shown = crate::pycompat::repr::repr_value(&strings(&self.bad_words));
             return Err(refused(format!("bad_words cannot contain an empty string. Got bad_words={shown}"), None));
         }
         if t < SAMPLING_EPS && self.n > 1 {

@@ -6,7 +6,7 @@
 use minijinja::value::{Kwargs, Value as JValue};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
-use crate::parse::pyjson::{dumps_with, DumpOptions};
+use crate::pycompat::json::{dumps_with, DumpOptions};
 
 /// Instructions a template may execute before it is stopped (a runaway or
 /// hostile template cannot pin a core).

@@ -6,7 +6,7 @@ use super::body_object;
 use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
-use crate::pydantic::{read, Errors, Loc};
+use crate::pycompat::pydantic::{read, Errors, Loc};
 
 impl Derenderer {
     /// `POST /tokenize`: a `prompt`, or chat `messages` through the template.

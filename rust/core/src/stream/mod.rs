@@ -19,9 +19,29 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::detok::Window;
-use crate::wire::request::StreamState;
 
 pub use envelope::{Envelope, FORMAT};
+
+/// `DerenderStreamState`, vLLM's client-carried state (fields in wire order).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct StreamState {
+    pub prev_tokens: Vec<String>,
+    pub prefix_offset: i64,
+    pub read_offset: i64,
+    pub role_sent: bool,
+    pub logprob_context_token_ids: Vec<i64>,
+    pub logprob_text_offset: i64,
+    pub output_token_ids: Vec<i64>,
+    pub output_chunk_lens: Vec<i64>,
+    pub tools_streamed: bool,
+    pub last_tool_call_ids: Vec<String>,
+    /// derender extension: a stop token that arrived without a finish
+    /// reason, held back until the next chunk says whether it ended the
+    /// output (vLLM has no such field and ignores it).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub held_token_ids: Vec<i64>,
+}
 
 /// `--stream-state-mode`: what the parser path hands back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::pydantic::{read, Errors, Loc};
+use crate::pycompat::pydantic::{read, Errors, Loc};
 
 const EFFORTS: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 

@@ -3,4 +3,3 @@ pub mod chat_fields;
 pub mod lazy_body;
 pub mod request;
 pub mod response;
-pub mod structured;

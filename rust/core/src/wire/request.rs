@@ -4,32 +4,14 @@
 
 use serde_json::{Map, Value};
 
-use super::structured;
 use crate::error::ApiError;
-use crate::pydantic::{read, Errors, Loc};
+use crate::pycompat::pydantic::{read, Errors, Loc};
+use crate::structured::checks as structured;
+
+pub use crate::logprobs::{Candidate, GenLogprobs, LogprobEntry};
+pub use crate::stream::StreamState;
 
 pub type Obj = Map<String, Value>;
-
-/// One `GenerateLogProb` candidate.
-#[derive(Debug, Clone)]
-pub struct Candidate {
-    pub token_id: i64,
-    pub logprob: f64,
-}
-
-/// One generated position: the sampled token and its candidates.
-#[derive(Debug, Clone)]
-pub struct LogprobEntry {
-    pub token_id: i64,
-    pub logprob: f64,
-    pub top_logprobs: Vec<Candidate>,
-}
-
-/// `GenerateLogProbs`: `content` may be null.
-#[derive(Debug, Clone)]
-pub struct GenLogprobs {
-    pub content: Option<Vec<LogprobEntry>>,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum StopReason {
@@ -84,27 +66,6 @@ pub struct OutputOptions {
     pub return_token_ids: bool,
     /// The whole request object, for the parser layer.
     pub raw: Obj,
-}
-
-/// `DerenderStreamState`, vLLM's client-carried state (fields in wire order).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct StreamState {
-    pub prev_tokens: Vec<String>,
-    pub prefix_offset: i64,
-    pub read_offset: i64,
-    pub role_sent: bool,
-    pub logprob_context_token_ids: Vec<i64>,
-    pub logprob_text_offset: i64,
-    pub output_token_ids: Vec<i64>,
-    pub output_chunk_lens: Vec<i64>,
-    pub tools_streamed: bool,
-    pub last_tool_call_ids: Vec<String>,
-    /// derender extension: a stop token that arrived without a finish
-    /// reason, held back until the next chunk says whether it ended the
-    /// output (vLLM has no such field and ignores it).
-    #[serde(skip_serializing_if = "Vec::is_empty", default)]
-    pub held_token_ids: Vec<i64>,
 }
 
 #[derive(Debug, Clone)]
@@ -889,23 +850,9 @@ fn check_scalars(o: &Obj, api: Api, loc: &Loc, errs: &mut Errors) {
     }
 }
 
-/// Python truthiness of a JSON value.
+/// Python truthiness of an optional JSON value.
 fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
-}
-
-pub(crate) fn invalid(message: &str, param: Option<&str>) -> ApiError {
-    match param {
-        Some(p) => ApiError::invalid_param(format!("{message} (parameter={p})"), p),
-        None => ApiError::bad_request(message),
-    }
+    v.is_some_and(crate::pycompat::truthy)
 }
 
 /// The request models' `mode="before"` validators (`check_generation_prompt`,
@@ -916,17 +863,23 @@ pub(crate) fn invalid(message: &str, param: Option<&str>) -> ApiError {
 pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
     if api == Api::Chat {
         if truthy(req.get("continue_final_message")) && truthy(req.get("add_generation_prompt")) {
-            return Err(invalid("Cannot set both `continue_final_message` and `add_generation_prompt` to True.", None));
+            return Err(ApiError::validator(
+                "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
+                None,
+            ));
         }
         check_tool_usage(req)?;
-        structured::check_count(req, api)?;
+        structured::check_count(req, api == Api::Chat)?;
     }
     if truthy(req.get("logprob_token_ids")) && truthy(req.get("use_beam_search")) {
-        return Err(invalid("`logprob_token_ids` is not supported with beam search.", Some("logprob_token_ids")));
+        return Err(ApiError::validator(
+            "`logprob_token_ids` is not supported with beam search.",
+            Some("logprob_token_ids"),
+        ));
     }
     if api == Api::Chat {
         if truthy(req.get("logprob_token_ids")) && !truthy(req.get("logprobs")) {
-            return Err(invalid(
+            return Err(ApiError::validator(
                 "when using `logprob_token_ids`, `logprobs` must be set to true.",
                 Some("logprob_token_ids"),
             ));
@@ -936,40 +889,49 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
                 let Some(x) = v.as_f64().filter(|_| !v.is_boolean()) else {
                     let msg = format!("`{field}` must be an integer.");
                     return Err(ApiError::invalid_param(
-                        format!("{msg} (parameter={field}, value={})", crate::pydantic::summarize(Some(v))),
+                        format!("{msg} (parameter={field}, value={})", crate::pycompat::pydantic::summarize(Some(v))),
                         field,
                     ));
                 };
                 let stream = truthy(req.get("stream"));
                 if field == "prompt_logprobs" {
                     if stream && (x > 0.0 || x == -1.0) {
-                        return Err(invalid("`prompt_logprobs` are not available when `stream=True`.", Some(field)));
+                        return Err(ApiError::validator(
+                            "`prompt_logprobs` are not available when `stream=True`.",
+                            Some(field),
+                        ));
                     }
                     if x < 0.0 && x != -1.0 {
-                        return Err(ApiError::invalid_param(format!("`prompt_logprobs` must be a positive value or -1. (parameter=prompt_logprobs, value={})", crate::pydantic::summarize(Some(v))), field));
+                        return Err(ApiError::invalid_param(format!("`prompt_logprobs` must be a positive value or -1. (parameter=prompt_logprobs, value={})", crate::pycompat::pydantic::summarize(Some(v))), field));
                     }
                 } else {
                     if x < 0.0 && x != -1.0 {
                         return Err(ApiError::invalid_param(
                             format!(
                                 "`top_logprobs` must be a positive value or -1. (parameter=top_logprobs, value={})",
-                                crate::pydantic::summarize(Some(v))
+                                crate::pycompat::pydantic::summarize(Some(v))
                             ),
                             field,
                         ));
                     }
                     if (x == -1.0 || x > 0.0) && !truthy(req.get("logprobs")) {
-                        return Err(invalid("when using `top_logprobs`, `logprobs` must be set to true.", Some(field)));
+                        return Err(ApiError::validator(
+                            "when using `top_logprobs`, `logprobs` must be set to true.",
+                            Some(field),
+                        ));
                     }
                 }
             }
         }
     }
     if truthy(req.get("stream_options")) && !truthy(req.get("stream")) {
-        return Err(invalid("Stream options can only be defined when `stream=True`.", Some("stream_options")));
+        return Err(ApiError::validator(
+            "Stream options can only be defined when `stream=True`.",
+            Some("stream_options"),
+        ));
     }
     if api == Api::Completion {
-        structured::check_count(req, api)?;
+        structured::check_count(req, api == Api::Chat)?;
     }
     structured::check_response_format(req)?;
     check_cache_salt(req)?;
@@ -977,7 +939,7 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
         for key in ["mm_processor_kwargs", "media_io_kwargs"] {
             if truthy(req.get(key)) {
                 let what = if key == "media_io_kwargs" { "media loading" } else { "preprocessing" };
-                return Err(invalid(&format!("Per-request {key} are disabled by default because they can change multimodal {what} resource usage. Start the server with --trust-request-mm-kwargs only when clients are trusted."), Some(key)));
+                return Err(ApiError::validator(&format!("Per-request {key} are disabled by default because they can change multimodal {what} resource usage. Start the server with --trust-request-mm-kwargs only when clients are trusted."), Some(key)));
             }
         }
     }
@@ -999,11 +961,11 @@ pub(crate) fn check_cache_salt(req: &Obj) -> Result<(), ApiError> {
         match salt.as_str() {
             Some(s) if !s.is_empty() => {
                 if s.chars().count() > 128 || s.chars().any(|c| matches!(c, '@' | '/' | '\\' | '\0')) {
-                    return Err(invalid("Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', '\\\\', or NUL.", Some("cache_salt")));
+                    return Err(ApiError::validator("Parameter 'cache_salt' must be at most 128 characters and must not contain '@', '/', '\\\\', or NUL.", Some("cache_salt")));
                 }
             }
             _ => {
-                return Err(invalid(
+                return Err(ApiError::validator(
                     "Parameter 'cache_salt' must be a non-empty string if provided.",
                     Some("cache_salt"),
                 ))
@@ -1020,7 +982,7 @@ fn check_thinking_budget(v: Option<&Value>) -> Result<(), ApiError> {
     if v.as_i64().is_some_and(|b| b >= -1) {
         return Ok(());
     }
-    let shown = crate::pydantic::summarize(Some(v));
+    let shown = crate::pycompat::pydantic::summarize(Some(v));
     Err(ApiError::invalid_param(
         format!("`thinking_token_budget` must be a non-negative integer or -1 for unlimited. (parameter=thinking_token_budget, value={shown})"),
         "thinking_token_budget",
@@ -1033,10 +995,10 @@ fn check_repetition_detection(v: Option<&Value>) -> Result<(), ApiError> {
     let field = |k: &str| p.get(k).and_then(Value::as_i64).unwrap_or(0);
     let (max, min, count) = (field("max_pattern_size"), field("min_pattern_size"), field("min_count"));
     if max < 0 || min < 0 || min > max {
-        return Err(invalid("max_pattern_size, min_pattern_size must be >=0, with min_pattern_size <= max_pattern_size. Set both to 0 to disable repetitive pattern detection.", None));
+        return Err(ApiError::validator("max_pattern_size, min_pattern_size must be >=0, with min_pattern_size <= max_pattern_size. Set both to 0 to disable repetitive pattern detection.", None));
     }
     if max > 0 && count < 2 {
-        return Err(invalid("min_count must be >= 2 to detect repetitive patterns in engine output. If you do not wish to detect repetitive patterns, set max_pattern_size to 0.", None));
+        return Err(ApiError::validator("min_count must be >= 2 to detect repetitive patterns in engine output. If you do not wish to detect repetitive patterns, set max_pattern_size to 0.", None));
     }
     Ok(())
 }
@@ -1044,7 +1006,7 @@ fn check_repetition_detection(v: Option<&Value>) -> Result<(), ApiError> {
 fn check_tool_usage(req: &Obj) -> Result<(), ApiError> {
     let tools = req.get("tools");
     if matches!(tools, Some(Value::Array(a)) if a.is_empty()) {
-        return Err(invalid(
+        return Err(ApiError::validator(
             "`tools` must not be an empty array. Either provide at least one tool or omit the field entirely.",
             Some("tools"),
         ));
@@ -1056,21 +1018,21 @@ fn check_tool_usage(req: &Obj) -> Result<(), ApiError> {
         return Ok(());
     }
     let Some(tools) = tools.filter(|t| !t.is_null()) else {
-        return Err(invalid("When using `tool_choice`, `tools` must be set.", Some("tool_choice")));
+        return Err(ApiError::validator("When using `tool_choice`, `tools` must be set.", Some("tool_choice")));
     };
     let usage = "Correct usage: `{\"type\": \"function\", \"function\": {\"name\": \"my_function\"}}`";
     match choice {
         Value::String(s) if s == "auto" || s == "required" => Ok(()),
         Value::Object(o) => {
             let Some(Value::Object(function)) = o.get("function") else {
-                let shown = crate::pydantic::summarize(o.get("function"));
-                return Err(invalid(
+                let shown = crate::pycompat::pydantic::summarize(o.get("function"));
+                return Err(ApiError::validator(
                     &format!("Invalid value for `function`: `{shown}` in `tool_choice`! {usage}"),
                     Some("tool_choice.function"),
                 ));
             };
             let Some(name) = function.get("name") else {
-                return Err(invalid(
+                return Err(ApiError::validator(
                     &format!("Expected field `name` in `function` in `tool_choice`! {usage}"),
                     Some("tool_choice.function.name"),
                 ));
@@ -1078,8 +1040,8 @@ fn check_tool_usage(req: &Obj) -> Result<(), ApiError> {
             let name = match name.as_str() {
                 Some(n) if !n.is_empty() => n,
                 _ => {
-                    let shown = crate::pydantic::summarize(Some(name));
-                    return Err(invalid(
+                    let shown = crate::pycompat::pydantic::summarize(Some(name));
+                    return Err(ApiError::validator(
                         &format!("Invalid `name` in `function`: `{shown}` in `tool_choice`! {usage}"),
                         Some("tool_choice.function.name"),
                     ));
@@ -1091,15 +1053,15 @@ fn check_tool_usage(req: &Obj) -> Result<(), ApiError> {
             if found {
                 Ok(())
             } else {
-                Err(invalid(
+                Err(ApiError::validator(
                     "The tool specified in `tool_choice` does not match any of the specified `tools`",
                     Some("tool_choice"),
                 ))
             }
         }
         other => {
-            let shown = crate::pydantic::summarize(Some(other));
-            Err(invalid(&format!("Invalid value for `tool_choice`: {shown}! Only named tools, \"none\", \"auto\" or \"required\" are supported."), Some("tool_choice")))
+            let shown = crate::pycompat::pydantic::summarize(Some(other));
+            Err(ApiError::validator(&format!("Invalid value for `tool_choice`: {shown}! Only named tools, \"none\", \"auto\" or \"required\" are supported."), Some("tool_choice")))
         }
     }
 }

@@ -3,12 +3,14 @@
 //! over a few states, what text means in each state) and one engine runs
 //! them all. Ported to Rust; the families live in `parse::families`.
 
+mod factory;
 mod lexer;
 mod reasoning;
 mod scanner;
 mod streaming;
 mod tools;
 
+pub use factory::{EngineReasoningFamily, EngineToolFamily};
 pub use reasoning::EngineReasoning;
 pub use streaming::StreamingEngine;
 pub use tools::EngineTools;
@@ -70,8 +72,8 @@ pub struct EngineConfig {
     pub preserve_tokens: Vec<&'static str>,
     pub turn_boundary_tokens: Vec<&'static str>,
     pub strip_trailing_reasoning_whitespace: bool,
-    /// How tool arguments are written (the config's converter/extender).
-    pub arg_format: ArgFormat,
+    /// How tool arguments are written (`None`: JSON, passed through).
+    pub arg_syntax: Option<&'static dyn ArgSyntax>,
     /// Only names of offered tools become calls.
     pub validate_tool_names: bool,
     /// Tool names are stripped of surrounding whitespace (GLM).
@@ -82,18 +84,34 @@ pub struct EngineConfig {
     pub strip_content_whitespace_with_tools: bool,
 }
 
-/// The argument converters of the XML-style families.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ArgFormat {
-    /// `<parameter=k>v</parameter>` (Qwen3, Seed-OSS).
-    Qwen3Xml,
-    /// `<arg_key>k</arg_key><arg_value>v</arg_value>` (GLM).
-    Glm47,
-    /// `<parameter name="k">v</parameter>` (MiniMax-M2).
-    MinimaxM2,
-    /// JSON arguments passed through as the model wrote them (no
-    /// converter: raw deltas stream, batch keeps the stripped text; Kimi).
-    Json,
+/// How a family writes tool arguments: vLLM's `arg_converter` and the
+/// streamer of an open trailing string value. A family declares one as a
+/// value, so the engine names no family; `None` in a config means JSON
+/// arguments passed through as the model wrote them (no converter: raw
+/// deltas stream, batch keeps the stripped text).
+pub trait ArgSyntax: Sync {
+    /// `arg_converter(raw, partial)`: the arguments so far as JSON text.
+    fn convert(&self, raw: &str, partial: bool) -> String;
+    /// Start streaming the last value of `raw` when it is an open string.
+    fn open_value(&self, raw: &str) -> Option<OpenValue>;
+    /// The JSON-escaped text `delta` adds to the open value; `None` when
+    /// the value may have ended (the caller re-converts).
+    fn extend_value(&self, value: &mut OpenValue, delta: &str) -> Option<String>;
+}
+
+impl std::fmt::Debug for dyn ArgSyntax {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ArgSyntax")
+    }
+}
+
+/// What streaming an open value needs to remember between deltas: the
+/// text that could still grow into the value's end, and the syntax's flags.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OpenValue {
+    pub window: String,
+    pub started: bool,
+    pub held: String,
 }
 
 impl EngineConfig {

@@ -6,52 +6,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::ArgFormat;
+use super::OpenValue;
 use super::{EngineConfig, Event, EventType, State, StreamingEngine};
 use crate::model::Model;
 use crate::parse::coerce::{coerce_dict, schema_types};
-use crate::parse::pyjson::{dumps, loads};
-use crate::parse::{glm47, minimax_m2, qwen3_args};
 use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
+use crate::pycompat::json::{dumps, loads};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
-
-/// Streams an open trailing string value, per argument format.
-#[derive(Clone, serde::Serialize, serde::Deserialize)]
-enum Extender {
-    Qwen3(qwen3_args::ValueExtender),
-    Glm47(glm47::ValueExtender),
-    MinimaxM2(minimax_m2::ValueExtender),
-}
-
-impl Extender {
-    fn new(format: ArgFormat, raw: &str) -> Option<Extender> {
-        match format {
-            ArgFormat::Qwen3Xml => qwen3_args::ValueExtender::new(raw).map(Extender::Qwen3),
-            ArgFormat::Glm47 => glm47::ValueExtender::new(raw).map(Extender::Glm47),
-            ArgFormat::MinimaxM2 => minimax_m2::ValueExtender::new(raw).map(Extender::MinimaxM2),
-            ArgFormat::Json => None,
-        }
-    }
-
-    fn extend(&mut self, delta: &str) -> Option<String> {
-        match self {
-            Extender::Qwen3(e) => e.extend(delta),
-            Extender::Glm47(e) => e.extend(delta),
-            Extender::MinimaxM2(e) => e.extend(delta),
-        }
-    }
-}
-
-/// The family's argument converter (`arg_converter(raw, partial)`).
-fn convert(format: ArgFormat, raw: &str, partial: bool) -> String {
-    match format {
-        ArgFormat::Qwen3Xml => qwen3_args::convert(raw, partial),
-        ArgFormat::Glm47 => glm47::convert(raw, partial),
-        ArgFormat::MinimaxM2 => minimax_m2::convert(raw, partial),
-        // No converter: never called (the raw text is the arguments).
-        ArgFormat::Json => raw.to_string(),
-    }
-}
 
 #[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 struct Slot {
@@ -61,7 +22,7 @@ struct Slot {
     name_sent: bool,
     string_keys: Option<Vec<String>>,
     streamed: String,
-    extender: Option<Extender>,
+    extender: Option<OpenValue>,
     open_value_streams: bool,
 }
 
@@ -280,12 +241,12 @@ impl EngineTools {
     }
 
     fn compute_arg_delta(&mut self, idx: usize, raw: &str) -> Option<String> {
-        if self.config.arg_format == ArgFormat::Json {
+        let Some(syntax) = self.config.arg_syntax else {
             return Some(raw.to_string());
-        }
+        };
         let slot = &mut self.slots[idx];
         if let Some(ext) = &mut slot.extender {
-            match ext.extend(raw) {
+            match syntax.extend_value(ext, raw) {
                 Some(diff) => {
                     if diff.is_empty() || !slot.open_value_streams {
                         return None;
@@ -296,7 +257,7 @@ impl EngineTools {
                 None => slot.extender = None,
             }
         }
-        let current = convert(self.config.arg_format, &slot.args, true);
+        let current = syntax.convert(&slot.args, true);
         let name = slot.name.clone();
         let current = if name.is_empty() { current } else { self.fix_arg_types(&current, &name) };
         let slot = &mut self.slots[idx];
@@ -309,17 +270,15 @@ impl EngineTools {
         }
         let diff = safe[slot.streamed.len()..].to_string();
         slot.streamed = safe;
-        slot.extender = Extender::new(self.config.arg_format, &slot.args);
+        slot.extender = syntax.open_value(&slot.args);
         slot.open_value_streams = streams;
         (!diff.is_empty()).then_some(diff)
     }
 
     fn flush_arg_converter(&mut self, idx: usize) -> Option<String> {
-        if self.config.arg_format == ArgFormat::Json {
-            return None;
-        }
+        let syntax = self.config.arg_syntax?;
         let slot = &self.slots[idx];
-        let mut fin = convert(self.config.arg_format, &slot.args, false);
+        let mut fin = syntax.convert(&slot.args, false);
         if !fin.is_empty() {
             fin = self.fix_arg_types(&fin, &slot.name.clone());
         }
@@ -514,11 +473,12 @@ impl EngineTools {
                 let (n, a) = name_and_args(&raw);
                 name = n;
                 a
-            } else if self.config.arg_format == ArgFormat::Json && !raw.trim().is_empty() {
-                // Kimi's `_extract_args_json`: the text, stripped.
-                raw.trim().to_string()
             } else if !raw.trim().is_empty() {
-                convert(self.config.arg_format, &raw, false)
+                match self.config.arg_syntax {
+                    Some(syntax) => syntax.convert(&raw, false),
+                    // JSON arguments (Kimi's `_extract_args_json`): the text, stripped.
+                    None => raw.trim().to_string(),
+                }
             } else {
                 "{}".to_string()
             };

@@ -17,8 +17,8 @@ mod tests;
 
 use grammar::Parser;
 
-use super::pyjson::dumps_str;
-use crate::pyrepr::repr_float;
+use crate::pycompat::json::dumps_str;
+use crate::pycompat::repr::repr_float;
 
 /// A value `get_parameter_value` returns (what `json.dumps` then writes).
 #[derive(Debug, Clone, PartialEq)]

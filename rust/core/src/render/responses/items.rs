@@ -114,7 +114,7 @@ fn item_message(item: &Value, prev: Option<&mut Value>) -> Result<Option<Value>,
         }
         Some("custom_tool_call") => {
             let input = obj.get("input").and_then(Value::as_str).unwrap_or("");
-            let arguments = crate::parse::pyjson::dumps(&json!({"input": input}));
+            let arguments = crate::pycompat::json::dumps(&json!({"input": input}));
             Some(
                 json!({"id": str_of("call_id"), "function": {"name": str_of("name"), "arguments": arguments}, "type": "function"}),
             )

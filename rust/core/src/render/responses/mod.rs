@@ -114,7 +114,7 @@ fn output_options(o: &Obj) -> OutputOptions {
         .get("include")
         .and_then(Value::as_array)
         .is_some_and(|i| i.iter().any(|x| x.as_str() == Some("message.output_text.logprobs")));
-    let flag = |k: &str| o.get(k).is_some_and(crate::parse::context::truthy);
+    let flag = |k: &str| o.get(k).is_some_and(crate::pycompat::truthy);
     OutputOptions {
         stop: Vec::new(),
         stop_given: false,
@@ -142,8 +142,7 @@ fn sampling_json(o: &Obj, mut sampling: Map<String, Value>) -> Map<String, Value
     let set = |k: &str| o.get(k).is_some_and(|v| v.as_object().is_some_and(|m| !m.is_empty()));
     let xargs_empty = o.get("vllm_xargs").and_then(Value::as_object).is_none_or(Map::is_empty);
     let empty_extra = xargs_empty && !set("kv_transfer_params") && !set("ec_transfer_params");
-    let watermarking =
-        o.get("watermarking").filter(|v| !v.is_null()).map(|v| Value::Bool(crate::parse::context::truthy(v)));
+    let watermarking = o.get("watermarking").filter(|v| !v.is_null()).map(|v| Value::Bool(crate::pycompat::truthy(v)));
     let mut out = Map::new();
     for (k, v) in std::mem::take(&mut sampling) {
         if k == "bad_words" && empty_extra {

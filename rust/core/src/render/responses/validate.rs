@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::error::ApiError;
-use crate::pydantic::{read, Errors, Loc};
+use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::wire::request::{check_cache_salt, Obj};
 
 fn invalid(message: &str, param: &str) -> ApiError {
@@ -42,8 +42,8 @@ pub fn model_validators(o: &Obj) -> Result<Obj, ApiError> {
     if o.get("prompt").is_some_and(|p| !p.is_null()) {
         return Err(invalid("prompt template is not supported", "prompt"));
     }
-    let truthy = |k: &str| o.get(k).is_some_and(crate::parse::context::truthy);
-    if truthy("background") && o.get("store").is_some_and(|s| !crate::parse::context::truthy(s)) {
+    let truthy = |k: &str| o.get(k).is_some_and(crate::pycompat::truthy);
+    if truthy("background") && o.get("store").is_some_and(|s| !crate::pycompat::truthy(s)) {
         return Err(invalid("background can only be used when `store` is true", "background"));
     }
     check_cache_salt(&o)?;

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::error::{sanitize, ApiError};
-use crate::pyrepr::{repr_float, repr_str};
+use crate::pycompat::repr::{repr_float, repr_str};
 
 /// One segment of an error location.
 #[derive(Clone, Copy)]

@@ -9,38 +9,37 @@
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-use crate::pydantic::{read, Errors, Loc};
-use crate::pyrepr::repr_value;
-use crate::render::structural_tag::format_of;
-use crate::render::structured::{
+use crate::pycompat::pydantic::{read, Errors, Loc};
+use crate::pycompat::repr::repr_value;
+use crate::structured::request::{
     exceeds_nesting, CONSTRAINTS, MAX_JSON_NESTING, PARAM_FIELDS, STRUCTURAL_TAG_EXTRA_NESTING,
 };
-
-use super::request::{invalid, Api};
+use crate::structured::tag_check::format_of;
 
 fn refused(message: String, parameter: Option<&str>) -> ApiError {
-    invalid(&message, parameter)
+    ApiError::validator(&message, parameter)
 }
 
 fn set<'a>(o: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     o.get(key).filter(|v| !v.is_null())
 }
 
-/// `check_structured_outputs_count`: at most one of json / regex / choice;
+/// `check_structured_outputs_count` (`chat`: the chat request model, else
+/// completions): at most one of json / regex / choice;
 /// on chat, none of them beside a named tool choice; a given structural tag
 /// must be one xgrammar accepts.
-pub(crate) fn check_count(req: &Map<String, Value>, api: Api) -> Result<(), ApiError> {
+pub(crate) fn check_count(req: &Map<String, Value>, chat: bool) -> Result<(), ApiError> {
     // A non-object is left to the field's own type check.
     let Some(so) = set(req, "structured_outputs").and_then(Value::as_object) else {
         return Ok(());
     };
     let count = ["json", "regex", "choice"].iter().filter(|k| set(so, k).is_some()).count();
-    let parameter = (api == Api::Completion).then_some("structured_outputs");
+    let parameter = (!chat).then_some("structured_outputs");
     if count > 1 {
         let message = "You can only use one kind of constraints for structured outputs ('json', 'regex' or 'choice').";
         return Err(refused(message.into(), parameter));
     }
-    if api == Api::Chat && count > 0 {
+    if chat && count > 0 {
         // `data.get("tool_choice", "none") not in ("none", "auto", "required")`:
         // an explicit null counts as a choice too.
         let plain = match req.get("tool_choice") {
@@ -91,7 +90,7 @@ fn check_tag_payload(payload: &Value, parameter: &str) -> Result<(), ApiError> {
         Value::String(s) => s,
         // `validate_xgrammar_grammar` skips a falsy tag, and `json.loads`
         // refuses anything that is not text.
-        other if !crate::parse::context::truthy(other) => return Ok(()),
+        other if !crate::pycompat::truthy(other) => return Ok(()),
         _ => return Err(invalid()),
     };
     let tag: Value = match serde_json::from_str(text) {
@@ -212,12 +211,12 @@ mod tests {
     #[test]
     fn two_of_json_regex_choice_are_refused_before_anything_else() {
         let req = obj(json!({"structured_outputs": {"json": {}, "regex": "a"}}));
-        assert!(message(check_count(&req, Api::Chat)).contains("one kind of constraints"));
-        let completion = check_count(&req, Api::Completion).unwrap_err();
+        assert!(message(check_count(&req, true)).contains("one kind of constraints"));
+        let completion = check_count(&req, false).unwrap_err();
         assert!(completion.message.contains("(parameter=structured_outputs)"));
         // json + grammar passes the before-check; `__post_init__` refuses it.
         let req = obj(json!({"structured_outputs": {"json": {}, "grammar": "root ::= \"a\""}}));
-        assert!(check_count(&req, Api::Chat).is_ok());
+        assert!(check_count(&req, true).is_ok());
         assert!(message(check_one_constraint(&req)).contains("multiple are specified: {'json': {}, 'regex': None"));
     }
 
@@ -225,12 +224,12 @@ mod tests {
     fn constraints_beside_a_named_or_null_tool_choice_are_refused() {
         for choice in [json!({"type": "function", "function": {"name": "f"}}), Value::Null] {
             let req = obj(json!({"structured_outputs": {"regex": "a"}, "tool_choice": choice}));
-            assert!(message(check_count(&req, Api::Chat)).contains("not both"), "{choice}");
-            assert!(check_count(&req, Api::Completion).is_ok());
+            assert!(message(check_count(&req, true)).contains("not both"), "{choice}");
+            assert!(check_count(&req, false).is_ok());
         }
         for choice in ["none", "auto", "required"] {
             let req = obj(json!({"structured_outputs": {"regex": "a"}, "tool_choice": choice}));
-            assert!(check_count(&req, Api::Chat).is_ok(), "{choice}");
+            assert!(check_count(&req, true).is_ok(), "{choice}");
         }
     }
 
@@ -255,21 +254,21 @@ mod tests {
             json!({"structures": [{"begin": "<a>", "schema": {}, "end": "</a>"}], "triggers": ["<a"]}).to_string();
         for tag in [good, legacy] {
             let req = obj(json!({"structured_outputs": {"structural_tag": tag}}));
-            assert!(check_count(&req, Api::Chat).is_ok(), "{tag}");
+            assert!(check_count(&req, true).is_ok(), "{tag}");
         }
         for tag in
             [json!(""), json!("{bad"), json!("[1]"), json!({"format": {}}), json!("{\"format\": {\"type\": \"nope\"}}")]
         {
             let req = obj(json!({"structured_outputs": {"structural_tag": tag}}));
             assert_eq!(
-                message(check_count(&req, Api::Chat)),
+                message(check_count(&req, true)),
                 "Invalid structured_outputs structural_tag specification. (parameter=structured_outputs)",
                 "{tag}"
             );
         }
         let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
         let req = obj(json!({"structured_outputs": {"structural_tag": deep}}));
-        assert!(message(check_count(&req, Api::Chat)).contains("nested too deeply"));
+        assert!(message(check_count(&req, true)).contains("nested too deeply"));
     }
 
     #[test]

@@ -5,8 +5,18 @@
 
 use serde_json::Value;
 
-use super::structural::{self, Choice, TagModel, TagTool};
-use super::ToolChoice;
+use super::format::{self, Choice, TagModel, TagTool};
+
+/// `tool_choice` after `check_tool_usage` filled its default.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolChoice {
+    None,
+    /// An explicit `null`: parsed like `"auto"`, but calls are not kept.
+    Null,
+    Auto,
+    Required,
+    Named(String),
+}
 
 /// `--tool-strict-level`: the floor for tool-call structural tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -34,13 +44,9 @@ impl StrictLevel {
         }
     }
 
-    /// A parser's `default_tool_strict_level`: GLM-4.7 always constrains the
-    /// envelope.
-    pub fn default_for(model: Option<TagModel>) -> StrictLevel {
-        match model {
-            Some(TagModel::Glm47) => StrictLevel::Function,
-            _ => StrictLevel::Auto,
-        }
+    /// A parser's `default_tool_strict_level`.
+    pub fn default_for(model: Option<&TagModel>) -> StrictLevel {
+        model.map_or(StrictLevel::Auto, |m| m.default_level)
     }
 }
 
@@ -69,7 +75,7 @@ pub struct TagRequest<'a> {
 /// request's structured outputs, or `None` when the request is left alone.
 /// `model` is the tool parser's `structural_tag_model`; `level` the server's
 /// `--tool-strict-level` (`None`: the parser's default).
-pub fn structural_tag(model: Option<TagModel>, level: Option<StrictLevel>, req: TagRequest) -> Option<String> {
+pub fn structural_tag(model: Option<&TagModel>, level: Option<StrictLevel>, req: TagRequest) -> Option<String> {
     if req.tools.is_empty() {
         return None;
     }
@@ -105,7 +111,7 @@ pub fn structural_tag(model: Option<TagModel>, level: Option<StrictLevel>, req: 
     if tools.is_empty() {
         return None;
     }
-    let mut tag = structural::build(model, &tools, choice);
+    let mut tag = (model.build)(&tools, choice);
     if single_call {
         limit_to_single_tool_call(&mut tag);
     }
@@ -113,7 +119,7 @@ pub fn structural_tag(model: Option<TagModel>, level: Option<StrictLevel>, req: 
         Some(out) => serde_json::json!({"type": "or", "elements": [tag, out]}),
         None => tag,
     };
-    Some(structural::tag_text(format))
+    Some(format::tag_text(format))
 }
 
 /// `resolve_tool_strictness`: `None` when `auto` needs no tag (level AUTO and
@@ -177,6 +183,16 @@ mod tests {
         assert_eq!(tag["elements"][0]["tags"][0]["content"]["json_schema"], schema);
     }
 
+    /// A model whose tag is one `tag` per tool.
+    fn hermes() -> Option<&'static TagModel> {
+        static MODEL: TagModel = TagModel {
+            name: "test",
+            build: |tools, _| serde_json::json!({"type": "tag", "begin": tools[0].name, "end": ""}),
+            default_level: StrictLevel::Auto,
+        };
+        Some(&MODEL)
+    }
+
     #[test]
     fn auto_with_a_format_keeps_its_level_for_a_single_call() {
         let tools = [json!({"type": "function", "function": {"name": "f"}})];
@@ -184,8 +200,8 @@ mod tests {
         let req =
             |format| TagRequest { tools: &tools, tool_choice: &ToolChoice::Auto, parallel_tool_calls: false, format };
         // No strict tool, level AUTO: the format alone applies.
-        assert_eq!(structural_tag(Some(TagModel::Hermes), None, req(&format)), None);
+        assert_eq!(structural_tag(hermes(), None, req(&format)), None);
         // Without a format the single call raises the level to FUNCTION.
-        assert!(structural_tag(Some(TagModel::Hermes), None, req(&RequestFormat::Absent)).is_some());
+        assert!(structural_tag(hermes(), None, req(&RequestFormat::Absent)).is_some());
     }
 }

@@ -6,7 +6,8 @@
 
 use serde_json::{Map, Value};
 
-use super::pyjson::{dumps, dumps_str};
+use crate::parse::engine::{ArgSyntax, OpenValue};
+use crate::pycompat::json::{dumps, dumps_str};
 
 /// Skip Python `\s` characters from `i`.
 pub(super) fn ws(c: &[char], mut i: usize) -> usize {
@@ -223,6 +224,34 @@ impl ValueExtender {
         }
         let quoted = dumps_str(&t);
         Some(quoted[1..quoted.len() - 1].to_string())
+    }
+}
+
+/// Qwen3-Coder's `<parameter=k>v</parameter>` arguments (Qwen3, Seed-OSS, Step).
+pub struct Qwen3Args;
+
+impl ArgSyntax for Qwen3Args {
+    fn convert(&self, raw: &str, partial: bool) -> String {
+        convert(raw, partial)
+    }
+
+    fn open_value(&self, raw: &str) -> Option<OpenValue> {
+        ValueExtender::new(raw).map(|e| OpenValue {
+            window: e.window.into_iter().collect(),
+            started: e.started,
+            held: e.held,
+        })
+    }
+
+    fn extend_value(&self, value: &mut OpenValue, delta: &str) -> Option<String> {
+        let mut e = ValueExtender {
+            window: value.window.chars().collect(),
+            started: value.started,
+            held: std::mem::take(&mut value.held),
+        };
+        let text = e.extend(delta)?;
+        *value = OpenValue { window: e.window.into_iter().collect(), started: e.started, held: e.held };
+        Some(text)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::pyrepr::repr_float;
+use crate::pycompat::repr::repr_float;
 
 /// `json.loads`: `None` when Python would raise.
 pub fn loads(text: &str) -> Option<Value> {

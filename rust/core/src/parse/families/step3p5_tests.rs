@@ -194,7 +194,7 @@ fn config_is_qwen3_thinking_with_reasoning_whitespace_stripped() {
 
 #[test]
 fn names_resolve_and_render_keeps_special_tokens_with_the_qwen_coder_tag() {
-    use crate::parse::strict::RequestFormat::Absent;
+    use crate::structured::tool_tags::RequestFormat::Absent;
     let m = model();
     assert!(ParserSpec::resolve(Some("step3p5"), None, false, &m, &Default::default())
         .unwrap()

@@ -6,8 +6,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::parse::pyjson::{dumps_with, DumpOptions};
-use crate::parse::strict::RequestFormat;
+use super::tool_tags::RequestFormat;
+use crate::pycompat::json::{dumps_with, DumpOptions};
 
 /// `StructuredOutputsParams` fields, in serialisation order, with defaults.
 pub(crate) const PARAM_FIELDS: [(&str, Value); 11] = [
@@ -47,7 +47,7 @@ pub fn request_params(o: &Map<String, Value>) -> Option<Value> {
         // The bool fields as pydantic coerced them ("yes" -> true).
         let value = match value {
             Some(v) if matches!(default, Value::Bool(_)) || key == "json_object" => {
-                Some(crate::pydantic::read::lax_bool(&v).map_or(v, Value::Bool))
+                Some(crate::pycompat::pydantic::read::lax_bool(&v).map_or(v, Value::Bool))
             }
             other => other,
         };
@@ -121,7 +121,7 @@ fn set<'a>(p: &'a Value, key: &str) -> Option<&'a Value> {
 
 /// Python truthiness of an optional field.
 fn truthy(p: &Value, key: &str) -> bool {
-    set(p, key).is_some_and(crate::parse::context::truthy)
+    set(p, key).is_some_and(crate::pycompat::truthy)
 }
 
 /// `structured_outputs_to_format`, for a constraint xgrammar takes on its
@@ -140,7 +140,7 @@ fn to_format(p: &Value) -> Option<Value> {
     if truthy(p, "choice") {
         let choices = set(p, "choice")?.as_array()?;
         let consts: Option<Vec<Value>> =
-            choices.iter().map(|c| c.as_str().map(crate::parse::structural::const_string)).collect();
+            choices.iter().map(|c| c.as_str().map(crate::structured::format::const_string)).collect();
         return Some(json!({"type": "or", "elements": consts?}));
     }
     if let Some(schema) = set(p, "json") {
@@ -154,10 +154,10 @@ fn to_format(p: &Value) -> Option<Value> {
         if schema.as_object().is_some_and(unsupported_json_features) {
             return None;
         }
-        return Some(crate::parse::structural::content(schema, "json"));
+        return Some(crate::structured::format::content(schema, "json"));
     }
     if truthy(p, "json_object") {
-        return Some(crate::parse::structural::content(json!({"type": "object"}), "json"));
+        return Some(crate::structured::format::content(json!({"type": "object"}), "json"));
     }
     if truthy(p, "grammar") {
         let grammar = set(p, "grammar")?.as_str()?;
@@ -172,7 +172,7 @@ fn to_format(p: &Value) -> Option<Value> {
         if exceeds_nesting(&tag, MAX_JSON_NESTING + STRUCTURAL_TAG_EXTRA_NESTING) {
             return None;
         }
-        return super::structural_tag::format_of(&tag);
+        return super::tag_check::format_of(&tag);
     }
     None
 }
@@ -345,7 +345,7 @@ mod tests {
         let text = r#"{"type": "structural_tag", "format": {"type": "tags_with_separator", "separator": ",",
             "tags": [{"begin": {"token": 7}, "content": {"type": "any_text"}, "end": ["a", "b"], "x": 1}]}}"#;
         let RequestFormat::Format(f) = format_of(json!({"structural_tag": text})) else { panic!() };
-        let dumped = crate::parse::pyjson::dumps(&f);
+        let dumped = crate::pycompat::json::dumps(&f);
         assert_eq!(
             dumped,
             r#"{"type": "tags_with_separator", "tags": [{"type": "tag", "begin": {"type": "token", "token": 7}, "content": {"type": "any_text", "excludes": [], "max_tokens": null, "max_chars": null}, "end": ["a", "b"]}], "separator": ",", "at_least_one": false, "stop_after_first": false}"#

@@ -12,9 +12,16 @@
 
 use serde_json::Value;
 
-use super::json_events::{raw_decode, JsonEvent, JsonEventParser};
-use super::pyjson::{dumps, loads};
-use super::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::model::Model;
+use crate::parse::family::{token_ids, Family, KeepSpecial, ToolFamily, ToolParserFactory};
+use crate::parse::Registry;
+use crate::parse::json_events::{raw_decode, JsonEvent, JsonEventParser};
+use crate::pycompat::json::{dumps, loads};
+use crate::parse::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
 use crate::ids::random_alnum_id;
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
@@ -281,7 +288,7 @@ fn bracketed(text: &str) -> Option<&str> {
 }
 
 impl ToolParser for MistralParser {
-    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+    fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
 
@@ -362,6 +369,86 @@ impl ToolParser for MistralParser {
             .collect();
         Some(Delta { tool_calls, ..Default::default() })
     }
+}
+
+// Registration.
+
+struct Mistral {
+    tool_calls_id: i64,
+}
+
+impl ToolParserFactory for Mistral {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
+        Box::new(MistralParser::new(self.tool_calls_id))
+    }
+
+    /// vLLM's Mistral parser is built on its engine adapter.
+    fn keep_special_tokens(&self) -> KeepSpecial {
+        KeepSpecial::Always
+    }
+
+    fn forced_schema(&self, tools: &[Value], only: Option<&str>, _parallel: bool) -> Option<Value> {
+        guided_schema(tools, only)
+    }
+
+    /// It opts out of the base `adjust_request`: the chat request sets the
+    /// schema, so a Responses request gets none.
+    fn forced_schema_from_chat_request(&self) -> bool {
+        true
+    }
+}
+
+fn load(model: &Model) -> Result<Arc<dyn ToolParserFactory>, String> {
+    let has = |t: &str| model.tokenizer.token_to_id(t).is_some();
+    // v11+ vocabularies take vLLM's engine path, not ported yet.
+    if ["[ARGS]", "[THINK]"].into_iter().any(has) {
+        return Err("only pre-v11 Mistral tokenizers (no [ARGS]/[THINK]) are supported".to_string());
+    }
+    let [tool_calls_id] =
+        token_ids(model, [TOOL_CALLS], "Mistral parser could not locate the tool call token in the tokenizer!")?;
+    Ok(Arc::new(Mistral { tool_calls_id }))
+}
+
+static TOOLS: ToolFamily =
+    Family { names: &["mistral"], needs: "[TOOL_CALLS] as one token; a pre-v11 vocabulary (no [ARGS], [THINK])", load };
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.tool_family(&TOOLS);
+}
+
+/// Mistral's guided schema for a forced choice on pre-v11 tokenizers
+/// (`_build_guided_schema_pre_v11`): an array of `{name, arguments}`, one
+/// item at most for a named tool; `None` when the named tool is unknown.
+fn guided_schema(tools: &[Value], only: Option<&str>) -> Option<Value> {
+    let any_of: Vec<Value> = tools
+        .iter()
+        .filter_map(|t| t.get("function"))
+        .filter(|f| only.is_none_or(|o| f.get("name").and_then(Value::as_str) == Some(o)))
+        .map(|f| {
+            // `parameters or {"type": "object"}`: an empty or missing schema.
+            let params = match f.get("parameters") {
+                Some(p) if crate::pycompat::truthy(p) => p.clone(),
+                _ => json!({"type": "object"}),
+            };
+            let name = f.get("name").cloned().unwrap_or(Value::Null);
+            json!({
+                "type": "object",
+                "properties": {"name": {"type": "string", "enum": [name]}, "arguments": params},
+                "required": ["name", "arguments"]
+            })
+        })
+        .collect();
+    if only.is_some() && any_of.is_empty() {
+        return None;
+    }
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), json!("array"));
+    schema.insert("minItems".into(), json!(1));
+    if only.is_some() {
+        schema.insert("maxItems".into(), json!(1));
+    }
+    schema.insert("items".into(), json!({"type": "object", "anyOf": any_of}));
+    Some(Value::Object(schema))
 }
 
 #[cfg(test)]
@@ -566,4 +653,4 @@ crate::impl_snapshot!(MistralParser {
     unsent_id,
     json_text,
     calls_sent,
-} check |p| super::snapshot::check_index(p.current_tool, "current_tool"));
+} check |p| crate::parse::snapshot::check_index(p.current_tool, "current_tool"));

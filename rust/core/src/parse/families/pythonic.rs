@@ -8,8 +8,13 @@
 //! as its batch answer (text after `[` that can never be a call list), the
 //! stream turns to content instead, as long as no call was streamed yet.
 
-use super::pyast::{parse_call_list, CallList, NotCalls};
-use super::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use std::sync::Arc;
+
+use crate::model::Model;
+use crate::parse::family::{Family, ToolFamily, ToolParserFactory};
+use crate::parse::Registry;
+use crate::parse::pyast::{parse_call_list, CallList, NotCalls};
+use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
 const PY_START: &str = "<|python_start|>";
@@ -146,7 +151,7 @@ impl PythonicParser {
 }
 
 impl ToolParser for PythonicParser {
-    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+    fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
 
@@ -382,6 +387,30 @@ fn escaped(chars: &[char], index: usize) -> bool {
     chars[..index].iter().rev().take_while(|&&c| c == '\\').count() % 2 == 1
 }
 
+// Registration: `pythonic` and `llama4_pythonic` (the list inside
+// `<|python_start|>` … `<|python_end|>`).
+
+struct Pythonic {
+    llama4: bool,
+}
+
+impl ToolParserFactory for Pythonic {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
+        Box::new(PythonicParser::new(self.llama4))
+    }
+}
+
+static PYTHONIC: ToolFamily =
+    Family { names: &["pythonic"], needs: "", load: |_| Ok(Arc::new(Pythonic { llama4: false })) };
+
+static LLAMA4_PYTHONIC: ToolFamily =
+    Family { names: &["llama4_pythonic"], needs: "", load: |_| Ok(Arc::new(Pythonic { llama4: true })) };
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.tool_family(&PYTHONIC);
+    registry.tool_family(&LLAMA4_PYTHONIC);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -507,4 +536,4 @@ mod tests {
 }
 
 crate::impl_snapshot!(PythonicParser { current_tool, streamed_args, called, content_mode, text, after_held }
-    check |p| super::snapshot::check_index(p.current_tool, "current_tool"));
+    check |p| crate::parse::snapshot::check_index(p.current_tool, "current_tool"));

@@ -6,8 +6,16 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value};
 
-use super::engine::{tr, ArgFormat, EngineConfig, EventType as E, State as S, Transition};
-use super::pyjson::{dumps, dumps_str};
+use std::sync::Arc;
+
+use crate::model::Model;
+use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
+use crate::structured::tool_tags::StrictLevel;
+use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool, THINK};
+use crate::parse::{ChatContext, Registry};
+use crate::parse::engine::{tr, ArgSyntax, EngineConfig, EventType as E, OpenValue as Streamed, State as S, Transition};
+use crate::pycompat::json::{dumps, dumps_str};
 use super::qwen3_args::{closer, end_window, prefix_of, word, ws, Param};
 
 fn build() -> EngineConfig {
@@ -64,7 +72,7 @@ fn build() -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: Vec::new(),
         strip_trailing_reasoning_whitespace: true,
-        arg_format: ArgFormat::MinimaxM2,
+        arg_syntax: Some(&MinimaxArgs),
         validate_tool_names: true,
         strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
@@ -214,6 +222,70 @@ impl ValueExtender {
         self.window = end_window(&text, may_become_end);
         let q = dumps_str(delta);
         Some(q[1..q.len() - 1].to_string())
+    }
+}
+
+/// MiniMax-M2's `<parameter name="k">v</parameter>` arguments.
+pub struct MinimaxArgs;
+
+impl ArgSyntax for MinimaxArgs {
+    fn convert(&self, raw: &str, partial: bool) -> String {
+        convert(raw, partial)
+    }
+
+    fn open_value(&self, raw: &str) -> Option<Streamed> {
+        ValueExtender::new(raw).map(|e| Streamed { window: e.window.into_iter().collect(), ..Default::default() })
+    }
+
+    fn extend_value(&self, value: &mut Streamed, delta: &str) -> Option<String> {
+        let mut e = ValueExtender { window: value.window.chars().collect() };
+        let text = e.extend(delta)?;
+        *value = Streamed { window: e.window.into_iter().collect(), ..Default::default() };
+        Some(text)
+    }
+}
+
+// Registration.
+
+fn reasoning(_ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
+    let mut engine = EngineReasoning::new(config(), model.clone());
+    engine.content_ids_after_end_only = true;
+    engine
+}
+
+static REASONING: ReasoningFamily =
+    Family { names: &["minimax_m2"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(reasoning))) };
+
+static TOOLS: ToolFamily = Family {
+    names: &["minimax_m2"],
+    needs: "",
+    load: |_| Ok(Arc::new(EngineToolFamily { config: |_| config(), tag_model: Some(&TAG), tool_header: None })),
+};
+
+static TAG: TagModel = TagModel { name: "minimax", build: tag_for, default_level: StrictLevel::Auto };
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.reasoning_family(&REASONING);
+    registry.tool_family(&TOOLS);
+    registry.tag_model(&TAG);
+}
+
+/// MiniMax-M2 (`<minimax:tool_call>\n<invoke name="NAME">\n...`).
+fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+    let tags: Vec<Value> = tools
+        .iter()
+        .map(|t| tag(&format!("<invoke name=\"{}\">\n", t.name), content(t.schema(), "minimax_xml"), "</invoke>\n"))
+        .collect();
+    match choice {
+        Choice::Auto => {
+            let block = tag("<minimax:tool_call>\n", separated(tags, "", false), "</minimax:tool_call>");
+            triggered(&["<minimax:tool_call>"], vec![block], false, &THINK)
+        }
+        _ => sequence(vec![
+            const_string("\n<minimax:tool_call>\n"),
+            separated(tags, "", choice == Choice::Forced),
+            const_string("</minimax:tool_call>"),
+        ]),
     }
 }
 

@@ -3,16 +3,26 @@
 
 use std::sync::OnceLock;
 
-use super::engine::{tr, ArgFormat, EngineConfig, EventType as E, State as S};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::model::Model;
+use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
+use crate::structured::tool_tags::StrictLevel;
+use crate::structured::format::{content, tag, triggered, Choice, TagModel, TagTool, THINK};
+use crate::parse::{ChatContext, Registry};
+use crate::parse::engine::{tr, EngineConfig, EventType as E, State as S};
 
 /// The wrapper strings a family of the Qwen3 grammar uses.
-struct Markers {
-    name: &'static str,
-    think_start: &'static str,
-    think_end: &'static str,
-    tool_start: &'static str,
-    tool_end: &'static str,
-    turn_boundaries: [&'static str; 2],
+pub(super) struct Markers {
+    pub(super) name: &'static str,
+    pub(super) think_start: &'static str,
+    pub(super) think_end: &'static str,
+    pub(super) tool_start: &'static str,
+    pub(super) tool_end: &'static str,
+    pub(super) turn_boundaries: [&'static str; 2],
 }
 
 const QWEN3: Markers = Markers {
@@ -24,17 +34,7 @@ const QWEN3: Markers = Markers {
     turn_boundaries: ["<|im_start|>", "<|im_end|>"],
 };
 
-/// Seed-OSS (`vllm/parser/seed_oss.py`): the Qwen3 grammar, `seed:` markers.
-const SEED_OSS: Markers = Markers {
-    name: "seed_oss",
-    think_start: "<seed:think>",
-    think_end: "</seed:think>",
-    tool_start: "<seed:tool_call>",
-    tool_end: "</seed:tool_call>",
-    turn_boundaries: ["<seed:bos>", "<seed:eos>"],
-};
-
-fn build(m: &Markers, thinking: bool) -> EngineConfig {
+pub(super) fn build(m: &Markers, thinking: bool) -> EngineConfig {
     EngineConfig {
         name: m.name,
         terminals: vec![
@@ -86,7 +86,7 @@ fn build(m: &Markers, thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: m.turn_boundaries.to_vec(),
         strip_trailing_reasoning_whitespace: false,
-        arg_format: ArgFormat::Qwen3Xml,
+        arg_syntax: Some(&super::qwen3_args::Qwen3Args),
         validate_tool_names: false,
         strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
@@ -112,13 +112,47 @@ pub(super) fn qwen3_grammar(thinking: bool) -> EngineConfig {
     build(&QWEN3, thinking)
 }
 
-/// The Seed-OSS config, thinking on or off.
-pub fn seed_oss_config(thinking: bool) -> &'static EngineConfig {
-    static ON: OnceLock<EngineConfig> = OnceLock::new();
-    static OFF: OnceLock<EngineConfig> = OnceLock::new();
-    if thinking {
-        ON.get_or_init(|| build(&SEED_OSS, true))
-    } else {
-        OFF.get_or_init(|| build(&SEED_OSS, false))
+// Registration: the `qwen3` reasoning parser and the `qwen3_coder` (alias
+// `qwen3_xml`) tool parser; Step's families reuse the tag model.
+
+fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
+    let thinking = ctx.enable_thinking();
+    let mut engine = EngineReasoning::new(config(thinking), model.clone());
+    engine.passthrough_without_thinking = !thinking;
+    engine
+}
+
+static REASONING: ReasoningFamily =
+    Family { names: &["qwen3"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(reasoning))) };
+
+static TOOLS: ToolFamily = Family {
+    names: &["qwen3_coder", "qwen3_xml"],
+    needs: "",
+    load: |_| {
+        let config = |ctx: &ChatContext| config(ctx.enable_thinking());
+        Ok(Arc::new(EngineToolFamily { config, tag_model: Some(&TAG), tool_header: None }))
+    },
+};
+
+pub(super) static TAG: TagModel = TagModel { name: "qwen_3_coder", build: tag_for, default_level: StrictLevel::Auto };
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.reasoning_family(&REASONING);
+    registry.tool_family(&TOOLS);
+    registry.tag_model(&TAG);
+}
+
+/// Qwen3-Coder XML (`<tool_call>\n<function=NAME>\n...`).
+fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+    let mut tags = tools.iter().map(|t| {
+        tag(
+            &format!("<tool_call>\n<function={}>\n", t.name),
+            content(t.schema(), "qwen_xml"),
+            "\n</function>\n</tool_call>",
+        )
+    });
+    match choice {
+        Choice::Forced => tags.next().unwrap_or(Value::Null),
+        _ => triggered(&["<tool_call>\n<function="], tags.collect(), choice == Choice::Required, &THINK),
     }
 }

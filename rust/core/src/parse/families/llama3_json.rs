@@ -8,9 +8,17 @@
 
 use serde_json::Value;
 
-use super::partial_json::{partial_loads, raw_decode, Allow};
-use super::pyjson::dumps;
-use super::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use std::sync::Arc;
+
+use crate::model::Model;
+use crate::parse::family::{Family, ToolFamily, ToolParserFactory};
+use crate::structured::tool_tags::StrictLevel;
+use crate::structured::format::{content, tag, triggered, Choice, TagModel, TagTool, THINK};
+use crate::parse::Registry;
+use crate::pycompat::truthy;
+use crate::parse::partial_json::{partial_loads, raw_decode, Allow};
+use crate::pycompat::json::dumps;
+use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
 const BOT: &str = "<|python_tag|>";
@@ -35,17 +43,6 @@ impl Llama3JsonParser {
     }
 }
 
-/// Python truthiness of a JSON value.
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
 
 /// `obj.get(key)` on a parsed call; `Err` where Python would raise (the
 /// value is not a dict).
@@ -88,7 +85,7 @@ fn parse_calls(text: &[char], start: usize, allow: Allow) -> Option<(Vec<Value>,
     while at < text.len() {
         let rest = &text[at..];
         let (mut obj, end) = partial_loads(rest, allow)?;
-        complete.push(super::partial_json::loads(&rest[..end]).is_ok());
+        complete.push(crate::parse::partial_json::loads(&rest[..end]).is_ok());
         at += end + 2;
         // `"parameters" in obj`, then `obj["arguments"] = obj["parameters"]`.
         match &mut obj {
@@ -140,7 +137,7 @@ fn batch(text: &str) -> Extracted {
 }
 
 impl ToolParser for Llama3JsonParser {
-    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+    fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
 
@@ -297,6 +294,41 @@ impl ToolParser for Llama3JsonParser {
     }
 }
 
+// Registration.
+
+struct Llama3Json;
+
+impl ToolParserFactory for Llama3Json {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
+        Box::new(Llama3JsonParser::new())
+    }
+
+    fn tag_model(&self) -> Option<&'static TagModel> {
+        Some(&TAG)
+    }
+}
+
+static TAG: TagModel = TagModel { name: "llama", build: tag_for, default_level: StrictLevel::Auto };
+
+static TOOLS: ToolFamily =
+    Family { names: &["llama3_json", "llama4_json"], needs: "", load: |_| Ok(Arc::new(Llama3Json)) };
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.tool_family(&TOOLS);
+    registry.tag_model(&TAG);
+}
+
+/// Llama 3 JSON (`{"name": "NAME", "parameters": {...}}`).
+fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+    let mut tags = tools
+        .iter()
+        .map(|t| tag(&format!("{{\"name\": \"{}\", \"parameters\": ", t.name), content(t.schema(), "json"), "}"));
+    match choice {
+        Choice::Forced => tags.next().unwrap_or(Value::Null),
+        _ => triggered(&["{\"name\": "], tags.collect(), choice == Choice::Required, &THINK),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -415,4 +447,4 @@ mod tests {
 }
 
 crate::impl_snapshot!(Llama3JsonParser { prev, current, name_sent, streamed_args, named, text }
-    check |p| super::snapshot::check_index(p.current, "current"));
+    check |p| crate::parse::snapshot::check_index(p.current, "current"));

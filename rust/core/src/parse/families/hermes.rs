@@ -1,8 +1,16 @@
 //! `hermes` / `qwen3_json`: `<tool_call>{"name": …, "arguments": …}</tool_call>`
 //! (vLLM's `Hermes2ProToolParser`).
 
-use super::pyjson::{dumps, loads, partial_tag_overlap};
-use super::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use crate::pycompat::json::{dumps, loads, partial_tag_overlap};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::model::Model;
+use crate::parse::family::{Family, KeepSpecial, ToolFamily, ToolParserFactory};
+use crate::structured::tool_tags::StrictLevel;
+use crate::structured::format::{content, separated, tag, triggered, Choice, TagModel, TagTool};
+use crate::parse::{random_tool_call_id, Registry, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
 const START: &str = "<tool_call>";
@@ -176,7 +184,7 @@ impl HermesParser {
 }
 
 impl ToolParser for HermesParser {
-    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+    fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
 
@@ -222,7 +230,51 @@ impl ToolParser for HermesParser {
 }
 
 crate::impl_snapshot!(HermesParser { in_calls, tail, settled, name_sent, args_sent, blocked }
-    check |p| super::snapshot::check_index(p.settled, "settled"));
+    check |p| crate::parse::snapshot::check_index(p.settled, "settled"));
+
+// Registration.
+
+struct Hermes;
+
+impl ToolParserFactory for Hermes {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
+        Box::new(HermesParser::default())
+    }
+
+    fn keep_special_tokens(&self) -> KeepSpecial {
+        KeepSpecial::WithTools
+    }
+
+    fn tag_model(&self) -> Option<&'static TagModel> {
+        Some(&TAG)
+    }
+}
+
+static TAG: TagModel = TagModel { name: "hermes", build: tag_for, default_level: StrictLevel::Auto };
+
+static TOOLS: ToolFamily = Family { names: &["hermes", "qwen3_json"], needs: "", load: |_| Ok(Arc::new(Hermes)) };
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.tool_family(&TOOLS);
+    registry.tag_model(&TAG);
+}
+
+/// Hermes (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`): every
+/// tool, with and without the newlines.
+fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+    let mut tags = Vec::new();
+    for t in tools {
+        for (open, close) in [("<tool_call>\n", "}\n</tool_call>"), ("<tool_call>", "}</tool_call>")] {
+            let begin = format!("{open}{{\"name\": \"{}\", \"arguments\": ", t.name);
+            tags.push(tag(&begin, content(t.schema(), "json"), close));
+        }
+    }
+    match choice {
+        Choice::Auto => triggered(&["<tool_call>"], tags, false, &[]),
+        Choice::Forced => separated(tags, "", true),
+        Choice::Required => separated(tags, "", false),
+    }
+}
 
 #[cfg(test)]
 #[path = "hermes_tests.rs"]

@@ -9,7 +9,17 @@
 //! one-token call opener sends nothing, the closing chunk re-sends the text
 //! up to the last `"}` of its delta).
 
-use super::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::model::Model;
+use crate::parse::family::{token_ids, Family, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory};
+use crate::structured::tool_tags::StrictLevel;
+use crate::structured::format::{content, separated, tag, triggered, Choice, TagModel, TagTool, THINK};
+use crate::parse::think::{DeepSeekV3Reasoning, ThinkParser};
+use crate::parse::{ReasoningParser, Registry};
+use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
 pub const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
@@ -298,7 +308,7 @@ fn truthy(s: &Option<String>) -> bool {
 }
 
 impl ToolParser for DeepSeekToolParser {
-    fn snapshot(&mut self) -> Option<&mut dyn super::Snapshot> {
+    fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
 
@@ -363,6 +373,138 @@ impl ToolParser for DeepSeekToolParser {
 /// `str.split(sep)[0]`.
 fn first_part<'a>(s: &'a str, sep: &str) -> &'a str {
     s.find(sep).map_or(s, |i| &s[..i])
+}
+
+// Registration: the `deepseek_v3` / `deepseek_v31` tool parsers, and the
+// `deepseek_r1` (alias `step5`) and `deepseek_v3` reasoning parsers.
+
+struct DeepSeekTools {
+    format: Format,
+    ids: MarkerIds,
+}
+
+impl ToolParserFactory for DeepSeekTools {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
+        Box::new(DeepSeekToolParser::new(self.format, self.ids))
+    }
+
+    fn tag_model(&self) -> Option<&'static TagModel> {
+        Some(match self.format {
+            Format::V3 => &V3_TAG,
+            Format::V31 => &V31_TAG,
+        })
+    }
+}
+
+/// The markers are counted by token id.
+fn marker_ids(model: &Model) -> Result<MarkerIds, String> {
+    let [calls_begin, _] =
+        token_ids(model, [CALLS_BEGIN, CALLS_END], "could not locate tool call start/end tokens in the tokenizer")?;
+    let token = |t: &str| model.tokenizer.token_to_id(t).map(i64::from);
+    Ok(MarkerIds { calls_begin, call_begin: token(CALL_BEGIN), call_end: token(CALL_END) })
+}
+
+const TOOL_NEEDS: &str = "<｜tool▁calls▁begin｜>, <｜tool▁calls▁end｜> as single tokens";
+
+static V3_TOOLS: ToolFamily = Family {
+    names: &["deepseek_v3"],
+    needs: TOOL_NEEDS,
+    load: |model| Ok(Arc::new(DeepSeekTools { format: Format::V3, ids: marker_ids(model)? })),
+};
+
+static V31_TOOLS: ToolFamily = Family {
+    names: &["deepseek_v31"],
+    needs: TOOL_NEEDS,
+    load: |model| Ok(Arc::new(DeepSeekTools { format: Format::V31, ids: marker_ids(model)? })),
+};
+
+static V3_TAG: TagModel =
+    TagModel { name: "deepseek_r1", build: |tools, choice| tag_for(true, tools, choice), default_level: StrictLevel::Auto };
+
+static V31_TAG: TagModel = TagModel {
+    name: "deepseek_v3_1",
+    build: |tools, choice| tag_for(false, tools, choice),
+    default_level: StrictLevel::Auto,
+};
+
+/// `<think>` / `</think>` matched by token id.
+struct Think {
+    ids: [i64; 2],
+    /// `deepseek_v3`: R1 behaviour only when the request turns thinking on.
+    switched: bool,
+}
+
+impl Think {
+    fn parser(&self) -> ThinkParser {
+        ThinkParser::new("<think>", "</think>", self.ids[0], self.ids[1])
+    }
+}
+
+impl ReasoningParserFactory for Think {
+    fn create(&self, ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
+        if !self.switched {
+            return Box::new(self.parser());
+        }
+        let on = ctx.kwarg_true("thinking") || ctx.kwarg_true("enable_thinking");
+        Box::new(DeepSeekV3Reasoning { inner: on.then(|| self.parser()) })
+    }
+}
+
+fn think_ids(model: &Model) -> Result<[i64; 2], String> {
+    token_ids(model, ["<think>", "</think>"], "could not locate think start/end tokens in the tokenizer")
+}
+
+const THINK_NEEDS: &str = "<think>, </think> as single tokens";
+
+static R1_REASONING: ReasoningFamily = Family {
+    names: &["deepseek_r1", "step5"],
+    needs: THINK_NEEDS,
+    load: |model| Ok(Arc::new(Think { ids: think_ids(model)?, switched: false })),
+};
+
+static V3_REASONING: ReasoningFamily = Family {
+    names: &["deepseek_v3"],
+    needs: THINK_NEEDS,
+    load: |model| Ok(Arc::new(Think { ids: think_ids(model)?, switched: true })),
+};
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.tool_family(&V3_TOOLS);
+    registry.tool_family(&V31_TOOLS);
+    registry.tag_model(&V3_TAG);
+    registry.tag_model(&V31_TAG);
+    registry.reasoning_family(&R1_REASONING);
+    registry.reasoning_family(&V3_REASONING);
+}
+
+/// DeepSeek `deepseek_r1` (V3: fenced JSON, calls separated by a newline)
+/// and `deepseek_v3_1`.
+fn tag_for(v3: bool, tools: &[TagTool], choice: Choice) -> Value {
+    let sep = "<｜tool▁sep｜>";
+    let open = |name: &str| {
+        if v3 {
+            format!("{CALL_BEGIN}function{sep}{name}\n```json\n")
+        } else {
+            format!("{CALL_BEGIN}{name}{sep}")
+        }
+    };
+    let (close, separator) = if v3 { (format!("\n```{CALL_END}"), "\n") } else { (CALL_END.to_string(), "") };
+    let tags = tools.iter().map(|t| tag(&open(t.name), content(t.schema(), "json"), &close));
+    match choice {
+        Choice::Forced => match tools.first() {
+            Some(t) => tag(
+                &format!("{CALLS_BEGIN}{}", open(t.name)),
+                content(t.schema(), "json"),
+                &format!("{close}{CALLS_END}"),
+            ),
+            None => Value::Null,
+        },
+        Choice::Required => tag(CALLS_BEGIN, separated(tags.collect(), separator, false), CALLS_END),
+        Choice::Auto => {
+            let calls = tag(CALLS_BEGIN, separated(tags.collect(), separator, false), CALLS_END);
+            triggered(&[CALLS_BEGIN], vec![calls], false, &THINK)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -452,7 +594,7 @@ mod tests {
     /// Arguments compared as parsed JSON, as clients read them (none
     /// streamed reads as `{}`).
     fn parsed(r: (String, Vec<(String, String)>)) -> (String, Vec<(String, Option<serde_json::Value>)>) {
-        let args = |a: String| super::super::pyjson::loads(if a.is_empty() { "{}" } else { &a });
+        let args = |a: String| crate::pycompat::json::loads(if a.is_empty() { "{}" } else { &a });
         (r.0, r.1.into_iter().map(|(n, a)| (n, args(a))).collect())
     }
 
@@ -552,4 +694,4 @@ mod tests {
 }
 
 crate::impl_snapshot!(DeepSeekToolParser { name_sent, prev, current, streamed, names_sent, content_sent }
-    check |p| super::snapshot::check_index(p.current, "current"));
+    check |p| crate::parse::snapshot::check_index(p.current, "current"));

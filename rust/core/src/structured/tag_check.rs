@@ -19,7 +19,7 @@ pub fn format_of(tag: &Value) -> Option<Value> {
                 let begin = s.get("begin")?.as_str()?;
                 let schema = schema(s.get("schema")?)?;
                 let end = s.get("end")?.as_str()?;
-                Some(json!({"type": "tag", "begin": begin, "content": crate::parse::structural::content(schema, "json"), "end": end}))
+                Some(json!({"type": "tag", "begin": begin, "content": crate::structured::format::content(schema, "json"), "end": end}))
             })
             .collect::<Option<Vec<Value>>>()?;
         return Some(json!({"type": "triggered_tags", "triggers": triggers, "tags": tags, "at_least_one": false,

@@ -8,7 +8,7 @@
 use super::deepseek::{
     match_v31_call, match_v3_call, DeepSeekToolParser, Format, Seen, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END,
 };
-use super::{random_tool_call_id, Ids, Texts};
+use crate::parse::{random_tool_call_id, Ids, Texts};
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
 
 impl DeepSeekToolParser {
@@ -128,7 +128,9 @@ impl DeepSeekToolParser {
                     self.name_sent = true;
                 }
                 Some((Some(name), args.clone()))
-            } else if streamed.is_empty() && super::pyjson::loads(&args).is_some_and(|v| v == serde_json::json!({})) {
+            } else if streamed.is_empty()
+                && crate::pycompat::json::loads(&args).is_some_and(|v| v == serde_json::json!({}))
+            {
                 // No arguments streamed reads as `{}`.
                 None
             } else {

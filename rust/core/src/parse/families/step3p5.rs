@@ -8,9 +8,13 @@
 //! of its own (its reasoning is `deepseek_r1`'s): the Qwen3 grammar without
 //! thinking, keeping the content whitespace around calls.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use super::engine::EngineConfig;
+use super::qwen3::TAG;
+use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
+use crate::parse::Registry;
+use crate::parse::engine::EngineConfig;
 
 /// The one Step-3.5 config (no thinking switch).
 pub fn config() -> &'static EngineConfig {
@@ -33,6 +37,36 @@ pub fn step5_tool_config() -> &'static EngineConfig {
         strip_content_whitespace_with_tools: false,
         ..super::qwen3::qwen3_grammar(false)
     })
+}
+
+// Registration: `step3p5` reasoning and tool calls, and the `step5` tool
+// parser (its reasoning is `deepseek_r1`'s). Both name Qwen3-Coder's tag.
+
+static REASONING: ReasoningFamily = Family {
+    names: &["step3p5"],
+    needs: "",
+    // Always thinking: no passthrough whatever `enable_thinking` says.
+    load: |_| Ok(Arc::new(EngineReasoningFamily(|_, model| EngineReasoning::new(config(), model.clone())))),
+};
+
+static TOOLS: ToolFamily = Family {
+    names: &["step3p5"],
+    needs: "",
+    load: |_| Ok(Arc::new(EngineToolFamily { config: |_| config(), tag_model: Some(&TAG), tool_header: None })),
+};
+
+static STEP5_TOOLS: ToolFamily = Family {
+    names: &["step5"],
+    needs: "",
+    load: |_| {
+        Ok(Arc::new(EngineToolFamily { config: |_| step5_tool_config(), tag_model: Some(&TAG), tool_header: None }))
+    },
+};
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.reasoning_family(&REASONING);
+    registry.tool_family(&TOOLS);
+    registry.tool_family(&STEP5_TOOLS);
 }
 
 #[cfg(test)]

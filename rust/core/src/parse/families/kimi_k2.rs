@@ -6,7 +6,17 @@
 
 use std::sync::OnceLock;
 
-use super::engine::{tr, ArgFormat, EngineConfig, EventType as E, State as S, Transition};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::model::Model;
+use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
+use crate::structured::tool_tags::StrictLevel;
+use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool};
+use crate::parse::{ChatContext, Registry};
+use crate::parse::engine::{tr, EngineConfig, EventType as E, State as S, Transition};
 
 pub const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
 pub const SECTION_END: &str = "<|tool_calls_section_end|>";
@@ -62,7 +72,7 @@ fn build(thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: Vec::new(),
         strip_trailing_reasoning_whitespace: true,
-        arg_format: ArgFormat::Json,
+        arg_syntax: None,
         validate_tool_names: false,
         strip_tool_names: false,
         // vLLM's Kimi config keeps content around calls (only whitespace-only
@@ -97,6 +107,62 @@ pub fn parse_header(header: &str) -> Option<(String, String)> {
     let first = id.split(':').next().unwrap_or("");
     let name = first.strip_prefix("functions.").unwrap_or(first).to_string();
     (!name.is_empty()).then_some((id, name))
+}
+
+// Registration.
+
+fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
+    let thinking = ctx.thinking_or_enable_thinking();
+    let mut engine = EngineReasoning::new(config(thinking), model.clone());
+    engine.passthrough_without_thinking = !thinking;
+    // Content ids: after `</think>`, else from the tool section on.
+    engine.content_ids_after_end_only = thinking;
+    engine.content_ids_fallback = model.tokenizer.token_to_id(SECTION_BEGIN).map(i64::from);
+    engine
+}
+
+static REASONING: ReasoningFamily =
+    Family { names: &["kimi_k2"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(reasoning))) };
+
+static TOOLS: ToolFamily = Family {
+    names: &["kimi_k2"],
+    needs: "",
+    load: |_| {
+        let config = |ctx: &ChatContext| config(ctx.thinking_or_enable_thinking());
+        Ok(Arc::new(EngineToolFamily { config, tag_model: Some(&TAG), tool_header: Some(parse_header) }))
+    },
+};
+
+static TAG: TagModel = TagModel { name: "kimi", build: tag_for, default_level: StrictLevel::Auto };
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.reasoning_family(&REASONING);
+    registry.tool_family(&TOOLS);
+    registry.tag_model(&TAG);
+}
+
+/// Kimi-K2 (`<|tool_calls_section_begin|>` around `functions.NAME:IDX` calls).
+fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+    let mut tags = tools.iter().map(|t| {
+        let body = sequence(vec![
+            json!({"type": "regex", "pattern": "\\d+"}),
+            const_string(ARG_BEGIN),
+            content(t.schema(), "json"),
+        ]);
+        tag(&format!("{CALL_BEGIN}functions.{}:", t.name), body, CALL_END)
+    });
+    match choice {
+        Choice::Auto => {
+            let section = tag(SECTION_BEGIN, separated(tags.collect(), "", false), SECTION_END);
+            triggered(&[SECTION_BEGIN], vec![section], false, &["<think>", "</think>", CALL_BEGIN])
+        }
+        Choice::Forced => {
+            sequence(vec![const_string(SECTION_BEGIN), tags.next().unwrap_or(Value::Null), const_string(SECTION_END)])
+        }
+        Choice::Required => {
+            sequence(vec![const_string(SECTION_BEGIN), separated(tags.collect(), "", false), const_string(SECTION_END)])
+        }
+    }
 }
 
 #[cfg(test)]

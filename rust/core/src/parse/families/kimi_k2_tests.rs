@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use super::*;
 use crate::model::Model;
-use crate::parse::pyjson::loads;
+use crate::pycompat::json::loads;
 use crate::parse::{ChatContext, DelegatingParser, ParserSpec};
 
 const PROMPT: [i64; 9] = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198];
@@ -326,8 +326,7 @@ fn without_a_reasoning_parser_think_markers_are_content() {
 
 #[test]
 fn forced_choices_get_the_kimi_structural_tag() {
-    use super::super::strict::{structural_tag, RequestFormat, TagRequest};
-    use super::super::structural::TagModel;
+    use crate::structured::tool_tags::{structural_tag, RequestFormat, TagRequest};
     use crate::parse::ToolChoice;
     let tools = [tool("get_weather", json!({"city": {"type": "string"}}))];
     let tag = |choice: &ToolChoice| {
@@ -337,7 +336,7 @@ fn forced_choices_get_the_kimi_structural_tag() {
             parallel_tool_calls: true,
             format: &RequestFormat::Absent,
         };
-        structural_tag(Some(TagModel::Kimi), None, req)
+        structural_tag(Some(&super::TAG), None, req)
     };
     let named = tag(&ToolChoice::Named("get_weather".into())).expect("a tag");
     let v: Value = serde_json::from_str(&named).expect("json");

@@ -1,0 +1,52 @@
+//! Engine families as factories: a family on the declarative engine gives
+//! the config a request selects and a few adapter settings, as values.
+
+use std::sync::Arc;
+
+use super::tools::HeaderParser;
+use super::{EngineConfig, EngineReasoning, EngineTools};
+use crate::model::Model;
+use crate::parse::family::{KeepSpecial, ReasoningParserFactory, ToolParserFactory};
+use crate::parse::{ChatContext, ReasoningParser, ToolParser};
+use crate::structured::format::TagModel;
+
+/// An engine family's tool side (`ParserEngineToolAdapter`).
+pub struct EngineToolFamily {
+    /// The config for a request (`chat_template_kwargs` may switch thinking).
+    pub config: fn(&ChatContext) -> &'static EngineConfig,
+    pub tag_model: Option<&'static TagModel>,
+    /// The call header carries the call's own id (`EngineTools::tool_header`).
+    pub tool_header: Option<HeaderParser>,
+}
+
+impl ToolParserFactory for EngineToolFamily {
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>, with_reasoning: bool) -> Box<dyn ToolParser> {
+        let mut tools = EngineTools::new((self.config)(ctx), model.clone(), ctx.tools.clone(), !with_reasoning);
+        // Without a tag model, forced choices are answered as JSON.
+        tools.supports_required_and_named = self.tag_model.is_none();
+        tools.tool_header = self.tool_header;
+        Box::new(tools)
+    }
+
+    fn keep_special_tokens(&self) -> KeepSpecial {
+        KeepSpecial::Always
+    }
+
+    fn tag_model(&self) -> Option<&'static TagModel> {
+        self.tag_model
+    }
+}
+
+/// An engine family's reasoning side (`ParserEngineReasoningAdapter`): the
+/// adapter a request gets. Engine reasoning parsers keep special tokens.
+pub struct EngineReasoningFamily(pub fn(&ChatContext, &Arc<Model>) -> EngineReasoning);
+
+impl ReasoningParserFactory for EngineReasoningFamily {
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
+        Box::new((self.0)(ctx, model))
+    }
+
+    fn keep_special_tokens(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,26 @@
+//! The built-in parser families, one module each. A family's `register`
+//! gives the registry its vLLM names, what it needs from the vocabulary, its
+//! structural-tag model and its parser factories; adding a family is one
+//! module and its name in the list below.
+
+use super::Registry;
+
+macro_rules! families {
+    ($($family:ident),* $(,)?) => {
+        $(mod $family;)*
+
+        /// Every built-in family, into `registry`.
+        pub(super) fn register(registry: &mut Registry) {
+            $($family::register(registry);)*
+        }
+    };
+}
+
+families!(deepseek, glm47, hermes, kimi_k2, llama3_json, minimax_m2, mistral, pythonic, qwen3, seed_oss, step3p5);
+
+// Helpers of the families above.
+mod deepseek_stream;
+mod qwen3_args;
+
+#[cfg(test)]
+mod tag_models_tests;

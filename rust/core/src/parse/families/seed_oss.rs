@@ -1,0 +1,56 @@
+//! Seed-OSS (`vllm/parser/seed_oss.py`): the Qwen3 grammar under `seed:`
+//! markers, reasoning and tool calls. It has no structural-tag model, so
+//! forced tool choices are answered as JSON.
+
+use std::sync::{Arc, OnceLock};
+
+use super::qwen3::{build, Markers};
+use crate::model::Model;
+use crate::parse::engine::{EngineConfig, EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
+use crate::parse::{ChatContext, Registry};
+
+/// The wrapper strings.
+const SEED_OSS: Markers = Markers {
+    name: "seed_oss",
+    think_start: "<seed:think>",
+    think_end: "</seed:think>",
+    tool_start: "<seed:tool_call>",
+    tool_end: "</seed:tool_call>",
+    turn_boundaries: ["<seed:bos>", "<seed:eos>"],
+};
+
+/// The config, thinking on or off (`enable_thinking`).
+pub fn config(thinking: bool) -> &'static EngineConfig {
+    static ON: OnceLock<EngineConfig> = OnceLock::new();
+    static OFF: OnceLock<EngineConfig> = OnceLock::new();
+    if thinking {
+        ON.get_or_init(|| build(&SEED_OSS, true))
+    } else {
+        OFF.get_or_init(|| build(&SEED_OSS, false))
+    }
+}
+
+fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
+    let thinking = ctx.enable_thinking();
+    let mut engine = EngineReasoning::new(config(thinking), model.clone());
+    engine.passthrough_without_thinking = !thinking;
+    engine
+}
+
+static REASONING: ReasoningFamily =
+    Family { names: &["seed_oss"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(reasoning))) };
+
+static TOOLS: ToolFamily = Family {
+    names: &["seed_oss"],
+    needs: "",
+    load: |_| {
+        let config = |ctx: &ChatContext| config(ctx.enable_thinking());
+        Ok(Arc::new(EngineToolFamily { config, tag_model: None, tool_header: None }))
+    },
+};
+
+pub(super) fn register(registry: &mut Registry) {
+    registry.reasoning_family(&REASONING);
+    registry.tool_family(&TOOLS);
+}

@@ -1,0 +1,91 @@
+//! What a parser family registers. A family module (`parse::families`) or a
+//! plugin (`--tool-parser-plugin`) gives its names, what it needs from the
+//! vocabulary, and a loader that checks the model's vocabulary once at
+//! startup and returns a factory. The factory answers what render needs to
+//! know (vLLM's `adjust_request`, the structural-tag model) and builds a
+//! fresh parser per request or streamed choice.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::{ChatContext, ReasoningParser, ToolParser};
+use crate::model::Model;
+use crate::structured::{json_schema, TagModel};
+
+/// When a tool parser's `adjust_request` sets `skip_special_tokens=False`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeepSpecial {
+    /// Never (the base `adjust_request` leaves it alone).
+    Never,
+    /// When tools are offered and `tool_choice` is not `"none"`.
+    WithTools,
+    /// Whenever `tool_choice` is not `"none"`, tools or not (parsers on the
+    /// declarative engine: `ParserEngineToolAdapter`).
+    Always,
+}
+
+/// Makes a fresh tool parser for one request (batch) or one streamed choice.
+pub trait ToolParserFactory: Send + Sync {
+    /// `with_reasoning`: a reasoning parser runs before this one.
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>, with_reasoning: bool) -> Box<dyn ToolParser>;
+    /// Render: when `adjust_request` keeps special tokens.
+    fn keep_special_tokens(&self) -> KeepSpecial {
+        KeepSpecial::Never
+    }
+    /// `structural_tag_model`: the tag forced and strict tool choices get.
+    fn tag_model(&self) -> Option<&'static TagModel> {
+        None
+    }
+    /// Forced tool choices are answered as a JSON array and get a JSON
+    /// schema; parsers with a tag model read them in their own format.
+    fn supports_required_and_named(&self) -> bool {
+        self.tag_model().is_none()
+    }
+    /// The JSON schema a forced choice gets (`get_json_schema_from_tools`);
+    /// `only` names the forced tool. `None`: the request is left alone.
+    fn forced_schema(&self, tools: &[Value], only: Option<&str>, parallel: bool) -> Option<Value> {
+        Some(json_schema(tools, only, parallel))
+    }
+    /// The forced schema comes from the chat request, not the parser (a
+    /// parser that opts out of the base `adjust_request`), so Responses
+    /// requests get none.
+    fn forced_schema_from_chat_request(&self) -> bool {
+        false
+    }
+}
+
+/// Makes a fresh reasoning parser.
+pub trait ReasoningParserFactory: Send + Sync {
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser>;
+    /// Render: does `adjust_request` keep special tokens?
+    fn keep_special_tokens(&self) -> bool {
+        false
+    }
+}
+
+/// Checks a model's vocabulary and makes the factory; the error is the
+/// reason vLLM's parser constructor gives.
+pub type Loader<F> = fn(&Model) -> Result<Arc<F>, String>;
+
+/// One registration: a family under its vLLM names.
+pub struct Family<F: ?Sized + 'static> {
+    /// vLLM's registered names: the first is the family's, the rest aliases.
+    pub names: &'static [&'static str],
+    /// What the family needs from the vocabulary, for `derender parsers`.
+    pub needs: &'static str,
+    pub load: Loader<F>,
+}
+
+pub type ToolFamily = Family<dyn ToolParserFactory>;
+pub type ReasoningFamily = Family<dyn ReasoningParserFactory>;
+
+/// A family's single-token markers, looked up in `model`'s vocabulary:
+/// `Err(reason)` unless all are there.
+pub fn token_ids<const N: usize>(model: &Model, tokens: [&str; N], reason: &str) -> Result<[i64; N], String> {
+    let mut ids = [0; N];
+    for (slot, token) in ids.iter_mut().zip(tokens) {
+        *slot = model.tokenizer.token_to_id(token).map(i64::from).ok_or_else(|| reason.to_string())?;
+    }
+    Ok(ids)
+}

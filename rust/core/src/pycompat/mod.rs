@@ -1,0 +1,21 @@
+//! What it takes to answer byte for byte as vLLM's Python does: `repr()`,
+//! `json.loads` / `json.dumps`, pydantic's validation errors, and Python's
+//! truthiness of a JSON value.
+
+pub mod json;
+pub mod pydantic;
+pub mod repr;
+
+use serde_json::Value;
+
+/// `bool(value)` in Python, for a value decoded from JSON.
+pub fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+    }
+}
