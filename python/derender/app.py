@@ -24,7 +24,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from derender import __version__, logs
+from derender import __version__, _native, logs
 from derender._native import Derenderer
 from derender.config import ServerConfig
 from derender.metrics import CoreStats, Metrics, SharedMetrics
@@ -297,15 +297,9 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         # Starlette re-raises after answering, so uvicorn logs the traceback.
         return _error(500, "internal server error (a bug: please report it)", "InternalServerError")
 
-    routes = [
-        Route("/v1/chat/completions/derender", native, methods=["POST"]),
-        Route("/v1/completions/derender", native, methods=["POST"]),
-        Route("/v1/chat/completions/render", native, methods=["POST"]),
-        Route("/v1/completions/render", native, methods=["POST"]),
-        Route("/v1/responses/render", native, methods=["POST"]),
-        Route("/v1/messages/render", native, methods=["POST"]),
-        Route("/tokenize", native, methods=["POST"]),
-        Route("/detokenize", native, methods=["POST"]),
+    # The core names its own routes (every one a POST).
+    routes = [Route(path, native, methods=["POST"]) for path in _native.native_routes()]
+    routes += [
         Route("/health", health, methods=["GET"]),
         Route("/ping", health, methods=["GET", "POST"]),
         Route("/version", version, methods=["GET"]),

@@ -35,3 +35,8 @@ pub fn random_alnum_id(len: usize) -> String {
         })
         .collect()
 }
+
+/// Seconds since the Unix epoch (a response's `created`).
+pub fn now() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}

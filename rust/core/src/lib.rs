@@ -1,6 +1,17 @@
-//! derender-core: vLLM 0.33-compatible derendering (detokenization,
-//! logprobs, wire formats) as a plain Rust library. The PyO3 module in
-//! `rust/python` only wraps [`Derenderer::handle`].
+//! derender-core: vLLM 0.33's render / derender API as a plain Rust
+//! library: chat templates, tokenization and sampling parameters (render);
+//! incremental detokenization, logprobs, reasoning and tool-call parsing,
+//! batch and streaming with a compact stream state (derender); and the
+//! request validation that gives vLLM's 400s. [`Derenderer::handle`] takes
+//! a route and body bytes and answers status and body bytes.
+//!
+//! Module layers, each using only those listed before it (a test checks
+//! there is no cycle): `error`, `ids`, `pycompat`, `model`, `detok`,
+//! `logprobs`, `stream`, `structured`, `wire`, `stats`, `parse`,
+//! `template`, `served`; then `render` and `derender`, siblings over
+//! `served::Core`; `service` dispatches between them. The PyO3 module in
+//! `rust/python` wraps the service, the parser registry (`derender
+//! parsers`) and plugin parsers written in Python.
 
 pub mod derender;
 pub mod detok;
@@ -11,14 +22,16 @@ pub mod model;
 pub mod parse;
 pub mod pycompat;
 pub mod render;
+pub mod served;
 pub mod service;
 pub mod stats;
 pub mod stream;
 pub mod structured;
+pub mod template;
 pub mod wire;
 
-pub use derender::{Derenderer, Settings};
 pub use error::ApiError;
 pub use model::Model;
-pub use service::{Reply, Route};
+pub use served::{Core, Settings};
+pub use service::{Derenderer, Reply, Route};
 pub use stats::{CallKind, Stats};

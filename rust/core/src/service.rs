@@ -5,11 +5,13 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::derender::Derenderer;
 use crate::error::ApiError;
+use crate::model::Model;
 use crate::pycompat::pydantic::{Errors, Loc};
+use crate::served::{Core, Settings};
 use crate::stats::{json_len, CallKind, Stats};
 use crate::stream::Outgoing;
+use crate::template::TemplateError;
 use crate::wire::lazy_body::split_prompt_ids;
 use crate::wire::request::{parse_chat, parse_completion, ChatBody, CompletionBody, GenResponse, StreamRequest};
 
@@ -27,18 +29,34 @@ pub enum Route {
 }
 
 impl Route {
-    pub fn from_path(path: &str) -> Option<Route> {
-        match path {
-            "/v1/chat/completions/derender" => Some(Route::ChatDerender),
-            "/v1/completions/derender" => Some(Route::CompletionDerender),
-            "/v1/chat/completions/render" => Some(Route::ChatRender),
-            "/v1/completions/render" => Some(Route::CompletionRender),
-            "/v1/responses/render" => Some(Route::ResponsesRender),
-            "/v1/messages/render" => Some(Route::MessagesRender),
-            "/tokenize" => Some(Route::Tokenize),
-            "/detokenize" => Some(Route::Detokenize),
-            _ => None,
+    /// Every native route, in the order the HTTP layer mounts them.
+    pub const ALL: [Route; 8] = [
+        Route::ChatDerender,
+        Route::CompletionDerender,
+        Route::ChatRender,
+        Route::CompletionRender,
+        Route::ResponsesRender,
+        Route::MessagesRender,
+        Route::Tokenize,
+        Route::Detokenize,
+    ];
+
+    /// The route's HTTP path (every one is a `POST`).
+    pub fn path(self) -> &'static str {
+        match self {
+            Route::ChatDerender => "/v1/chat/completions/derender",
+            Route::CompletionDerender => "/v1/completions/derender",
+            Route::ChatRender => "/v1/chat/completions/render",
+            Route::CompletionRender => "/v1/completions/render",
+            Route::ResponsesRender => "/v1/responses/render",
+            Route::MessagesRender => "/v1/messages/render",
+            Route::Tokenize => "/tokenize",
+            Route::Detokenize => "/detokenize",
         }
+    }
+
+    pub fn from_path(path: &str) -> Option<Route> {
+        Route::ALL.into_iter().find(|r| r.path() == path)
     }
 }
 
@@ -56,7 +74,23 @@ impl From<ApiError> for Reply {
     }
 }
 
+/// The service for one model: dispatches each route to the render or the
+/// derender side of the shared `Core`.
+pub struct Derenderer {
+    core: Core,
+}
+
 impl Derenderer {
+    /// Build the service; fails when the chat template does not compile.
+    pub fn new(model: Model, settings: Settings) -> Result<Self, TemplateError> {
+        Ok(Derenderer { core: Core::new(model, settings)? })
+    }
+
+    /// The served model and settings.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
     /// Handle one request. Never panics past this point: a panic inside is
     /// answered with a 500 envelope instead of taking the worker down.
     /// `request_id` is the `X-Request-Id` header (render uses it).
@@ -102,7 +136,7 @@ impl Derenderer {
                 ChatBody::Batch(req) => {
                     stats.kind = Some(CallKind::Batch);
                     stats.tokens = output_ids(std::slice::from_ref(&req.generate_response));
-                    ok_json(&self.chat_batch(&req, stats)?)
+                    ok_json(&self.core.chat_batch(&req, stats)?)
                 }
                 ChatBody::Stream(req) => self.chat_stream_reply(&req, value.as_ref(), stats),
             },
@@ -110,16 +144,16 @@ impl Derenderer {
                 CompletionBody::Batch(req) => {
                     stats.kind = Some(CallKind::Batch);
                     stats.tokens = output_ids(&req.generate_responses);
-                    ok_json(&self.completion_batch(&req)?)
+                    ok_json(&self.core.completion_batch(&req)?)
                 }
                 CompletionBody::Stream(req) => self.completion_stream_reply(&req, value.as_ref(), stats),
             },
-            Route::ChatRender => ok_json(&self.chat_render(value.as_ref(), request_id)?),
-            Route::CompletionRender => ok_json(&self.completion_render(value.as_ref(), request_id)?),
-            Route::ResponsesRender => ok_json(&self.responses_render(value.as_ref())?),
-            Route::MessagesRender => ok_json(&self.messages_render(value.as_ref(), request_id)?),
-            Route::Tokenize => ok_json(&self.tokenize(value.as_ref())?),
-            Route::Detokenize => ok_json(&self.detokenize(value.as_ref())?),
+            Route::ChatRender => ok_json(&self.core.chat_render(value.as_ref(), request_id)?),
+            Route::CompletionRender => ok_json(&self.core.completion_render(value.as_ref(), request_id)?),
+            Route::ResponsesRender => ok_json(&self.core.responses_render(value.as_ref())?),
+            Route::MessagesRender => ok_json(&self.core.messages_render(value.as_ref(), request_id)?),
+            Route::Tokenize => ok_json(&self.core.tokenize(value.as_ref())?),
+            Route::Detokenize => ok_json(&self.core.detokenize(value.as_ref())?),
         }
     }
 }
@@ -163,7 +197,7 @@ impl Derenderer {
         stats: &mut Stats,
     ) -> Result<Answer, ApiError> {
         measure_stream(req, body, stats);
-        let (chunk, state) = self.chat_stream(req, stats)?;
+        let (chunk, state) = self.core.chat_stream(req, stats)?;
         stream_json(&chunk, &state, stats)
     }
 
@@ -174,7 +208,7 @@ impl Derenderer {
         stats: &mut Stats,
     ) -> Result<Answer, ApiError> {
         measure_stream(req, body, stats);
-        let (chunk, state) = self.completion_stream(req)?;
+        let (chunk, state) = self.core.completion_stream(req)?;
         stream_json(&chunk, &state, stats)
     }
 }

@@ -274,8 +274,8 @@ fn interesting_cuts(d: &Derenderer, ids: &[i64]) -> Vec<usize> {
     (1..ids.len())
         .filter(|&i| {
             let (lo, hi) = (i.saturating_sub(W), (i + W).min(ids.len()));
-            let left = d.model.decode(&ids[lo..i]);
-            let window = d.model.decode(&ids[lo..hi]);
+            let left = d.core().model.decode(&ids[lo..i]);
+            let window = d.core().model.decode(&ids[lo..hi]);
             if left.ends_with('\u{FFFD}') && !window.starts_with(&left[..]) {
                 return true; // cuts a multi-byte character
             }
@@ -309,7 +309,9 @@ fn finish_is_predictable(d: &Derenderer, chat_request: &Value, ids: &[i64], stop
     }
     let named = chat_request["stop_token_ids"].as_array().is_some_and(|l| l.iter().any(|x| x.as_i64() == Some(reason)));
     let honor_eos = chat_request["ignore_eos"].as_bool() != Some(true);
-    named || (honor_eos && (d.model.eos_token_id == Some(reason) || d.model.model_eos_ids.contains(&reason)))
+    named
+        || (honor_eos
+            && (d.core().model.eos_token_id == Some(reason) || d.core().model.model_eos_ids.contains(&reason)))
 }
 
 /// Batch goldens in a documented class whose id the shared lists miss.

@@ -5,7 +5,7 @@ mod plugin;
 
 use std::sync::Arc;
 
-use derender_core::parse::{ParserSpec, Registry};
+use derender_core::parse::{Kind, ParserSpec, Registry};
 use derender_core::stream::{StateCodec, StateMode};
 use derender_core::structured::tool_tags::StrictLevel;
 use derender_core::{Derenderer as Core, Model, Route, Settings, Stats};
@@ -166,48 +166,48 @@ impl Derenderer {
 
     /// Token ids of `text` (no special tokens added), as the tokenizer splits it.
     fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        py.detach(|| self.inner.model.tokenizer.encode(text, false))
+        py.detach(|| self.inner.core().model.tokenizer.encode(text, false))
             .map(|e| e.get_ids().to_vec())
             .map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// `tokenizer.decode(ids)` with special tokens kept; unknown ids are skipped.
     fn decode(&self, py: Python<'_>, ids: Vec<i64>) -> String {
-        py.detach(|| self.inner.model.decode(&ids))
+        py.detach(|| self.inner.core().model.decode(&ids))
     }
 
     /// The tokenizer's EOS id, if it has one.
     #[getter]
     fn eos_token_id(&self) -> Option<i64> {
-        self.inner.model.eos_token_id
+        self.inner.core().model.eos_token_id
     }
 
     /// The resolved model directory.
     #[getter]
     fn model_path(&self) -> String {
-        self.inner.model.path.display().to_string()
+        self.inner.core().model.path.display().to_string()
     }
 
     #[getter]
     fn served_model_names(&self) -> Vec<String> {
-        self.inner.settings.served_model_names.clone()
+        self.inner.core().settings.served_model_names.clone()
     }
 
     #[getter]
     fn max_model_len(&self) -> usize {
-        self.inner.settings.max_model_len
+        self.inner.core().settings.max_model_len
     }
 
     /// Is a reasoning or tool-call parser configured?
     #[getter]
     fn has_parser(&self) -> bool {
-        self.inner.settings.parser.is_some()
+        self.inner.core().settings.parser.is_some()
     }
 
     /// `len(tokenizer)`: vocabulary plus added tokens.
     #[getter]
     fn vocab_size(&self) -> usize {
-        self.inner.model.vocab_len
+        self.inner.core().model.vocab_len
     }
 }
 
@@ -273,14 +273,7 @@ impl CallStats {
 /// The native routes, for the HTTP layer to mount.
 #[pyfunction]
 fn native_routes() -> Vec<&'static str> {
-    vec![
-        "/v1/chat/completions/derender",
-        "/v1/completions/derender",
-        "/v1/chat/completions/render",
-        "/v1/completions/render",
-        "/tokenize",
-        "/detokenize",
-    ]
+    Route::ALL.iter().map(|r| r.path()).collect()
 }
 
 /// A Rust panic (which `Derenderer::handle` catches and answers with a 500)
@@ -344,28 +337,20 @@ fn parser_families(py: Python<'_>, model: Option<&str>) -> PyResult<String> {
         Some(m) => Some(py.detach(|| Model::load(m)).map_err(|e| PyValueError::new_err(e.to_string()))?),
     };
     let registry = Registry::default();
-    let describe = |listing: Vec<derender_core::parse::Listing>,
-                    fits: &dyn Fn(&str, &Model) -> Option<Result<(), String>>| {
-        let rows: Vec<serde_json::Value> = listing
-            .into_iter()
-            .map(|l| {
-                let mut row = serde_json::json!({"name": l.name, "aliases": l.aliases, "needs": l.needs});
-                if let Some(model) = &loaded {
-                    row["fits"] = match fits(l.name, model) {
-                        Some(Err(reason)) => serde_json::Value::String(reason),
-                        _ => serde_json::Value::Null,
-                    };
-                }
-                row
-            })
-            .collect();
-        serde_json::Value::Array(rows)
-    };
-    let answer = serde_json::json!({
-        "tool": describe(registry.tool_listing(), &|n, m| registry.tool_fits(n, m)),
-        "reasoning": describe(registry.reasoning_listing(), &|n, m| registry.reasoning_fits(n, m)),
-    });
-    Ok(answer.to_string())
+    let mut answer = serde_json::Map::new();
+    for (key, kind) in [("tool", Kind::Tool), ("reasoning", Kind::Reasoning)] {
+        let mut rows = Vec::new();
+        for listing in registry.listing(kind) {
+            let mut row = serde_json::json!({"name": listing.name, "aliases": listing.aliases, "needs": listing.needs});
+            if let Some(model) = &loaded {
+                let fits = registry.fits(kind, listing.name, model);
+                row["fits"] = fits.and_then(Result::err).map_or(serde_json::Value::Null, serde_json::Value::String);
+            }
+            rows.push(row);
+        }
+        answer.insert(key.to_string(), serde_json::Value::Array(rows));
+    }
+    Ok(serde_json::Value::Object(answer).to_string())
 }
 
 #[pymodule]

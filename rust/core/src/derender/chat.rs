@@ -1,10 +1,12 @@
 //! `/v1/chat/completions/derender`, batch and stream (plain path).
 
-use super::{now, skip_special, Derenderer, PARSER_NEEDS_CHAT_REQUEST, STREAM_STOP_STRINGS_ERROR};
+use super::{skip_special, PARSER_NEEDS_CHAT_REQUEST, STREAM_STOP_STRINGS_ERROR};
 use crate::detok::Window;
 use crate::error::ApiError;
+use crate::ids::now;
 use crate::logprobs::{self, ChatLogprobs, LogprobError};
 use crate::parse::ChatContext;
+use crate::served::Core;
 use crate::stats::Stats;
 use crate::stream::{Opened, Outgoing, Payload};
 use crate::wire::request::{ChatBatchRequest, OutputOptions, StreamRequest, StreamState};
@@ -22,7 +24,7 @@ pub(crate) fn top_limit(request: Option<&OutputOptions>) -> Option<usize> {
     Some(r.top_logprobs.unwrap_or(0).max(0) as usize)
 }
 
-impl Derenderer {
+impl Core {
     pub fn chat_batch(&self, req: &ChatBatchRequest, stats: &mut Stats) -> Result<ChatCompletion, ApiError> {
         self.check_model(req.model.as_deref())?;
         let gen = &req.generate_response;

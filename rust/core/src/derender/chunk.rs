@@ -7,8 +7,9 @@
 //! stopped the output (then it is dropped, as batch drops it), and a stop
 //! string the engine reports on the final chunk is cut from that chunk.
 
-use super::{cut_final_stop_string, drop_stop_token, Derenderer};
+use super::{cut_final_stop_string, drop_stop_token};
 use crate::detok::Window;
+use crate::served::Core;
 use crate::wire::request::{GenChoice, OutputOptions, StopReason};
 
 /// The plan for one chunk.
@@ -22,7 +23,7 @@ pub(crate) struct ChunkIds {
     pub held: Vec<i64>,
 }
 
-impl Derenderer {
+impl Core {
     pub(crate) fn plan_chunk(
         &self,
         held: Vec<i64>,

@@ -2,10 +2,12 @@
 //! they only detokenize (as `/v1/completions` on `vllm serve`).
 
 use super::chat::{logprob_error, stream_usage};
-use super::{now, skip_special, Derenderer, STREAM_STOP_STRINGS_ERROR};
+use super::{skip_special, STREAM_STOP_STRINGS_ERROR};
 use crate::detok::Window;
 use crate::error::ApiError;
+use crate::ids::now;
 use crate::logprobs::{self, LogprobError};
+use crate::served::Core;
 use crate::stream::{Outgoing, Payload};
 use crate::wire::request::{CompletionBatchRequest, OutputOptions, StreamRequest};
 use crate::wire::response::{
@@ -22,7 +24,7 @@ fn top_limit(request: Option<&OutputOptions>) -> Option<usize> {
     }
 }
 
-impl Derenderer {
+impl Core {
     pub fn completion_batch(&self, req: &CompletionBatchRequest) -> Result<Completion, ApiError> {
         self.check_model(req.model.as_deref())?;
         if req.generate_responses.is_empty() {

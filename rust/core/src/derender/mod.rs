@@ -7,53 +7,11 @@ mod completion;
 mod parsed;
 mod stop;
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use crate::error::ApiError;
-use crate::model::Model;
+use crate::served::Core;
 use crate::wire::request::{GenResponse, OutputOptions};
 
 pub use stop::{check_stop_strings, drop_stop_token};
-
-/// Server-wide settings that shape derender answers.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    /// `--served-model-name`; the first one is used when a request omits `model`.
-    pub served_model_names: Vec<String>,
-    pub max_model_len: usize,
-    /// `--max-logprobs` (-1 = no bound).
-    pub max_logprobs: i64,
-    /// `VLLM_MAX_N_SEQUENCES`.
-    pub max_n_sequences: usize,
-    /// `VLLM_SKIP_MODEL_NAME_VALIDATION`.
-    pub skip_model_name_validation: bool,
-    /// Reasoning / tool-call parsers; `None` = the plain path.
-    pub parser: Option<crate::parse::ParserSpec>,
-    /// `--default-chat-template-kwargs`.
-    pub default_chat_template_kwargs: serde_json::Map<String, serde_json::Value>,
-    /// `--chat-template` (the template text); `None` uses the model's.
-    pub chat_template: Option<String>,
-    /// `--trust-request-chat-template`.
-    pub trust_request_chat_template: bool,
-    /// `--exclude-tools-when-tool-choice-none`.
-    pub exclude_tools_when_tool_choice_none: bool,
-    /// `--stream-state-mode` and `--stream-state-secret`.
-    pub stream_state: crate::stream::StateCodec,
-}
-
-/// The render/derender core for one model.
-pub struct Derenderer {
-    pub model: std::sync::Arc<Model>,
-    pub settings: Settings,
-    /// The compiled chat template (`None` when the model has none).
-    pub(crate) template: Option<crate::render::ChatTemplate>,
-    /// Template facts `/v1/messages/render` needs, probed on first use.
-    pub(crate) anthropic_probes: std::sync::OnceLock<crate::render::AnthropicProbes>,
-}
-
-pub(crate) fn now() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
-}
 
 /// `(skip_special_tokens, spaces_between_special_tokens)` as `_decode_params`
 /// derives them; only skip matters for fast tokenizers.
@@ -61,37 +19,7 @@ pub(crate) fn skip_special(request: Option<&OutputOptions>, preserve_special: bo
     !preserve_special && request.is_none_or(|r| r.skip_special_tokens != Some(false))
 }
 
-impl Derenderer {
-    /// Build the core; fails when the chat template does not compile.
-    pub fn new(model: Model, settings: Settings) -> Result<Self, crate::render::TemplateError> {
-        let source = settings.chat_template.as_deref().or(model.chat_template.as_deref());
-        let template = source.map(crate::render::ChatTemplate::new).transpose()?;
-        Ok(Derenderer {
-            model: std::sync::Arc::new(model),
-            settings,
-            template,
-            anthropic_probes: std::sync::OnceLock::new(),
-        })
-    }
-
-    /// `_check_model`: a named model must be one we serve.
-    pub fn check_model(&self, model: Option<&str>) -> Result<(), ApiError> {
-        match model {
-            None | Some("") => Ok(()),
-            Some(_) if self.settings.skip_model_name_validation => Ok(()),
-            Some(m) if self.settings.served_model_names.iter().any(|n| n == m) => Ok(()),
-            Some(m) => Err(ApiError::model_not_found(m, &self.settings.served_model_names)),
-        }
-    }
-
-    /// The `model` field of a response: the request's, else the first name.
-    pub fn response_model(&self, model: Option<&str>) -> String {
-        match model {
-            Some(m) if !m.is_empty() => m.to_string(),
-            _ => self.settings.served_model_names.first().cloned().unwrap_or_default(),
-        }
-    }
-
+impl Core {
     /// `_validate_derender_bounds`: element counts, before any decode.
     fn validate_bounds(&self, responses: &[GenResponse]) -> Result<(), ApiError> {
         let s = &self.settings;
@@ -167,7 +95,7 @@ pub(crate) const PARSER_NEEDS_CHAT_REQUEST: &str = "chat_request is required whe
 
 pub(crate) const STREAM_STOP_STRINGS_ERROR: &str = "stop strings are not supported by streaming derender because text already sent cannot be cut. Use non-streaming derender or output_mode=text on /inference/v1/generate which holds stop strings back.";
 
-impl Derenderer {
+impl Core {
     /// `_decode_output`: drop the stop token, decode from the seed window,
     /// then cut at the stop string that ended generation.
     pub(crate) fn decode_output(

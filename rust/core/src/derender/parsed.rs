@@ -12,11 +12,11 @@
 //! original call did, and a snapshot is the parser as that call left it.
 
 use super::chat::top_limit;
-use super::Derenderer;
 use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs;
 use crate::parse::{ChatContext, ChatStreamProcessor, ParserSpec};
+use crate::served::Core;
 use crate::stats::Stats;
 use crate::stream::{Opened, Outgoing, ParserState, Payload, StateMode};
 use crate::wire::request::{OutputOptions, StreamRequest, StreamState};
@@ -39,7 +39,7 @@ struct Progress {
     history: bool,
 }
 
-impl Derenderer {
+impl Core {
     pub(crate) fn chat_stream_parsed(
         &self,
         spec: &ParserSpec,

@@ -19,7 +19,7 @@ mod think;
 
 pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
-pub use registry::{Listing, ParserSpec, ParserSpecError, Registry};
+pub use registry::{Kind, Listing, ParserSpec, ParserSpecError, Registry};
 pub use snapshot::{Snapshot, SnapshotError};
 
 use crate::error::ApiError;

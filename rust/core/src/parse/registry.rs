@@ -38,6 +38,13 @@ impl<F: ?Sized> Source<F> {
     }
 }
 
+/// The two kinds of parser.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Tool,
+    Reasoning,
+}
+
 /// A registered name, as `derender parsers` lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Listing {
@@ -86,23 +93,21 @@ impl Registry {
         self.reasoning.insert(name.into(), Source::Plugin(factory));
     }
 
-    /// The built-in tool families' names (plugins aside), sorted.
-    pub fn tool_listing(&self) -> Vec<Listing> {
-        listing(&self.tools)
+    /// The built-in families of a kind (plugins aside), sorted by name.
+    pub fn listing(&self, kind: Kind) -> Vec<Listing> {
+        match kind {
+            Kind::Tool => listing(&self.tools),
+            Kind::Reasoning => listing(&self.reasoning),
+        }
     }
 
-    pub fn reasoning_listing(&self) -> Vec<Listing> {
-        listing(&self.reasoning)
-    }
-
-    /// Can the tool parser `name` serve `model` (`None`: no such name)?
-    /// The error is the reason its constructor would give at startup.
-    pub fn tool_fits(&self, name: &str, model: &Model) -> Option<Result<(), String>> {
-        self.tools.get(name).map(|s| s.load(model).map(drop))
-    }
-
-    pub fn reasoning_fits(&self, name: &str, model: &Model) -> Option<Result<(), String>> {
-        self.reasoning.get(name).map(|s| s.load(model).map(drop))
+    /// Can the parser `name` serve `model` (`None`: no such name)? The
+    /// error is the reason its constructor would give at startup.
+    pub fn fits(&self, kind: Kind, name: &str, model: &Model) -> Option<Result<(), String>> {
+        match kind {
+            Kind::Tool => self.tools.get(name).map(|s| s.load(model).map(drop)),
+            Kind::Reasoning => self.reasoning.get(name).map(|s| s.load(model).map(drop)),
+        }
     }
 
     /// A structural-tag model, under vLLM's key for it.

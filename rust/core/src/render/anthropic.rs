@@ -12,27 +12,17 @@ use serde_json::{json, Map, Value};
 
 use super::anthropic_check::{check, Block, Content, Message, Request, Thinking, Tool, ToolChange};
 use super::body_object;
-use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::pycompat::repr::{repr_float, repr_str};
+use crate::served::Core;
+use crate::template::Probes;
 use crate::wire::request::{request_prechecks, Api, Obj};
 
 const BILLING_HEADER: &str = "x-anthropic-billing-header";
 /// `AnthropicEffort`, in the order the disabled-thinking probe tries them.
 const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
 
-/// What the chat template tells the Anthropic conversion (probed once).
-#[derive(Debug, Clone)]
-pub struct Probes {
-    /// `_should_merge_inline_system`: the template rejects a non-leading
-    /// system message.
-    pub merge_inline_system: bool,
-    /// `DisabledThinkingEffortResolver`: `"none"` when the template honours
-    /// it, else `"low"`.
-    pub disabled_thinking_effort: &'static str,
-}
-
-impl Derenderer {
+impl Core {
     /// `POST /v1/messages/render`.
     pub fn messages_render(&self, body: Option<&Value>, header_request_id: Option<&str>) -> Result<Value, ApiError> {
         let o = body_object(body)?;
@@ -62,7 +52,7 @@ impl Derenderer {
         let t = json!({"role": "system", "content": "t"});
         let u = json!({"role": "user", "content": "t"});
         let vars = json!({"messages": [t, u, t, u], "add_generation_prompt": false});
-        super::ChatTemplate::bare(source).and_then(|t| t.render(&vars)).is_err()
+        crate::template::ChatTemplate::bare(source).and_then(|t| t.render(&vars)).is_err()
     }
 
     /// `DisabledThinkingEffortResolver._probe`: `"low"` when the template
@@ -250,7 +240,7 @@ fn tool_call(b: &Block) -> Value {
     let id = b
         .str_field("id")
         .filter(|s| !s.is_empty())
-        .map_or_else(|| format!("call_{}", crate::derender::now()), str::to_string);
+        .map_or_else(|| format!("call_{}", crate::ids::now()), str::to_string);
     let input = b.obj.get("input").filter(|v| !is_empty_container(v) && !v.is_null()).cloned().unwrap_or(json!({}));
     json!({
         "id": id,

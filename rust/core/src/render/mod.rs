@@ -6,20 +6,18 @@ mod anthropic_check;
 mod messages;
 mod responses;
 pub mod sampling;
-pub mod template;
 mod tokenize;
 
 use serde_json::{Map, Value};
 
-use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
 use crate::pycompat::pydantic::{read, Errors, Loc};
+use crate::served::Core;
 use crate::structured;
+pub use crate::template::{ChatTemplate, TemplateError};
 use crate::wire::request::{request_fields, request_prechecks, Api, Obj, OutputOptions};
-pub use anthropic::Probes as AnthropicProbes;
 use sampling::Sampling;
-pub use template::{ChatTemplate, TemplateError};
 
 /// The body as an object, with FastAPI's errors for a missing or non-object body.
 pub(crate) fn body_object(body: Option<&Value>) -> Result<&Obj, ApiError> {
@@ -51,7 +49,7 @@ fn truthy(o: &Obj, key: &str) -> bool {
     o.get(key).is_some_and(crate::pycompat::truthy)
 }
 
-impl Derenderer {
+impl Core {
     /// The model's default sampling values (`get_diff_sampling_param`).
     fn generation_default(&self, key: &str) -> Option<&Value> {
         let key = if key == "max_tokens" { "max_new_tokens" } else { key };

@@ -3,12 +3,12 @@
 use serde_json::{json, Value};
 
 use super::body_object;
-use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
 use crate::pycompat::pydantic::{read, Errors, Loc};
+use crate::served::Core;
 
-impl Derenderer {
+impl Core {
     /// `POST /tokenize`: a `prompt`, or chat `messages` through the template.
     pub fn tokenize(&self, body: Option<&Value>) -> Result<Value, ApiError> {
         let o = body_object(body)?;

@@ -12,9 +12,9 @@ mod validate;
 use serde_json::{Map, Value};
 
 use super::{body_object, opt_i64, structured};
-use crate::derender::Derenderer;
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
+use crate::served::Core;
 use crate::wire::request::{Api, Obj, OutputOptions};
 
 /// Request fields the shared sampling and `GenerateRequest` code reads under
@@ -157,7 +157,7 @@ fn sampling_json(o: &Obj, mut sampling: Map<String, Value>) -> Map<String, Value
     out
 }
 
-impl Derenderer {
+impl Core {
     /// `POST /v1/responses/render`.
     pub fn responses_render(&self, body: Option<&Value>) -> Result<Value, ApiError> {
         let o = validate::model_validators(body_object(body)?)?;

@@ -184,6 +184,18 @@ fn python_len_error(detail: &str) -> Option<String> {
     Some(format!("object of type '{kind}' has no len()"))
 }
 
+/// What the chat template tells `/v1/messages/render`, probed once per
+/// server on first use (`render::anthropic`).
+#[derive(Debug, Clone)]
+pub struct Probes {
+    /// `_should_merge_inline_system`: the template rejects a non-leading
+    /// system message.
+    pub merge_inline_system: bool,
+    /// `DisabledThinkingEffortResolver`: `"none"` when the template honours
+    /// it, else `"low"`.
+    pub disabled_thinking_effort: &'static str,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
