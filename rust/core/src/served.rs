@@ -1,8 +1,13 @@
 //! The served model and the server's settings: what the render and derender
 //! paths (sibling modules, each adding its operations to `Core`) share.
 
+use serde_json::{Map, Value};
+
 use crate::error::ApiError;
 use crate::model::Model;
+use crate::parse::{ParserSpec, ParserSpecError, Registry};
+use crate::stream::{StateCodec, StateMode};
+use crate::structured::StrictLevel;
 use crate::template::{ChatTemplate, Probes, TemplateError};
 
 /// Server-wide settings that shape derender answers.
@@ -18,9 +23,9 @@ pub struct Settings {
     /// `VLLM_SKIP_MODEL_NAME_VALIDATION`.
     pub skip_model_name_validation: bool,
     /// Reasoning / tool-call parsers; `None` = the plain path.
-    pub parser: Option<crate::parse::ParserSpec>,
+    pub parser: Option<ParserSpec>,
     /// `--default-chat-template-kwargs`.
-    pub default_chat_template_kwargs: serde_json::Map<String, serde_json::Value>,
+    pub default_chat_template_kwargs: Map<String, Value>,
     /// `--chat-template` (the template text); `None` uses the model's.
     pub chat_template: Option<String>,
     /// `--trust-request-chat-template`.
@@ -28,7 +33,121 @@ pub struct Settings {
     /// `--exclude-tools-when-tool-choice-none`.
     pub exclude_tools_when_tool_choice_none: bool,
     /// `--stream-state-mode` and `--stream-state-secret`.
-    pub stream_state: crate::stream::StateCodec,
+    pub stream_state: StateCodec,
+}
+
+/// The server's flags (`derender serve`, `vllm launch render`) as given,
+/// before they are checked against the model: one place turns them into
+/// `Settings` for the binding and the tests alike.
+#[derive(Debug, Clone)]
+pub struct Flags {
+    /// `--served-model-name`; empty: the model argument.
+    pub served_model_names: Vec<String>,
+    pub max_model_len: Option<usize>,
+    pub max_logprobs: i64,
+    pub max_n_sequences: usize,
+    pub skip_model_name_validation: bool,
+    pub reasoning_parser: Option<String>,
+    pub tool_call_parser: Option<String>,
+    pub enable_auto_tool_choice: bool,
+    pub tool_strict_level: Option<String>,
+    /// `--default-chat-template-kwargs`, JSON text.
+    pub default_chat_template_kwargs: Option<String>,
+    /// `--chat-template`, the template text.
+    pub chat_template: Option<String>,
+    pub trust_request_chat_template: bool,
+    pub exclude_tools_when_tool_choice_none: bool,
+    /// `--stream-state-mode`.
+    pub stream_state_mode: String,
+    pub stream_state_secret: Option<String>,
+    pub stream_state_accepted_secrets: Vec<String>,
+}
+
+impl Default for Flags {
+    /// vLLM's defaults.
+    fn default() -> Flags {
+        Flags {
+            served_model_names: Vec::new(),
+            max_model_len: None,
+            max_logprobs: 20,
+            max_n_sequences: 16384,
+            skip_model_name_validation: false,
+            reasoning_parser: None,
+            tool_call_parser: None,
+            enable_auto_tool_choice: false,
+            tool_strict_level: None,
+            default_chat_template_kwargs: None,
+            chat_template: None,
+            trust_request_chat_template: false,
+            exclude_tools_when_tool_choice_none: false,
+            stream_state_mode: "compact".to_string(),
+            stream_state_secret: None,
+            stream_state_accepted_secrets: Vec::new(),
+        }
+    }
+}
+
+/// Why the flags cannot serve the model (the server does not start).
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("{0}: config.json declares no context length; pass --max-model-len")]
+    NoContextLength(String),
+    #[error(transparent)]
+    Parsers(#[from] ParserSpecError),
+    #[error("{0}")]
+    Flag(String),
+}
+
+impl Settings {
+    /// Check `flags` against `model` and the parser `registry`.
+    pub fn resolve(flags: Flags, model: &Model, registry: &Registry) -> Result<Settings, SettingsError> {
+        let mode: StateMode = flags.stream_state_mode.parse().map_err(SettingsError::Flag)?;
+        let accepted = &flags.stream_state_accepted_secrets;
+        let stream_state = StateCodec::new(mode, flags.stream_state_secret.as_deref().map(str::as_bytes))
+            .accepting(accepted.iter().map(|s| s.as_bytes()));
+        if !stream_state.signs() && accepted.iter().any(|s| !s.is_empty()) {
+            // Without a signing secret nothing is verified: accepting more would mean nothing.
+            let message = "--stream-state-accepted-secrets needs --stream-state-secret (the secret to sign with)";
+            return Err(SettingsError::Flag(message.to_string()));
+        }
+        let max_model_len = flags
+            .max_model_len
+            .or(model.config_max_len)
+            .ok_or_else(|| SettingsError::NoContextLength(model.path.display().to_string()))?;
+        let parser = ParserSpec::resolve(
+            flags.reasoning_parser.as_deref(),
+            flags.tool_call_parser.as_deref(),
+            flags.enable_auto_tool_choice,
+            model,
+            registry,
+        )?;
+        let strict_level = flags.tool_strict_level.as_deref().map(StrictLevel::from_name).transpose();
+        let strict_level = strict_level.map_err(|e| SettingsError::Flag(e.to_string()))?;
+        let default_chat_template_kwargs = match flags.default_chat_template_kwargs.as_deref() {
+            None => Map::new(),
+            Some(text) => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(m)) => m,
+                _ => return Err(SettingsError::Flag("--default-chat-template-kwargs must be a JSON object".into())),
+            },
+        };
+        let served_model_names = match flags.served_model_names {
+            names if names.is_empty() => vec![model.path.display().to_string()],
+            names => names,
+        };
+        Ok(Settings {
+            served_model_names,
+            max_model_len,
+            max_logprobs: flags.max_logprobs,
+            max_n_sequences: flags.max_n_sequences,
+            skip_model_name_validation: flags.skip_model_name_validation,
+            parser: parser.map(|p| p.with_tool_strict_level(strict_level)),
+            default_chat_template_kwargs,
+            chat_template: flags.chat_template,
+            trust_request_chat_template: flags.trust_request_chat_template,
+            exclude_tools_when_tool_choice_none: flags.exclude_tools_when_tool_choice_none,
+            stream_state,
+        })
+    }
 }
 
 /// What the render and derender paths share for one served model.

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use derender_core::detok::Window;
+use derender_core::parse::Registry;
+use derender_core::served::Flags;
 use derender_core::{Derenderer, Model, Route, Settings};
 
 fn model() -> Model {
@@ -53,19 +55,8 @@ fn special_tokens_skip_and_added_tokens_stay() {
 }
 
 fn settings() -> Settings {
-    Settings {
-        served_model_names: vec!["qwen3".into()],
-        max_model_len: 40960,
-        max_logprobs: 20,
-        max_n_sequences: 16384,
-        skip_model_name_validation: false,
-        parser: None,
-        default_chat_template_kwargs: Default::default(),
-        chat_template: None,
-        trust_request_chat_template: false,
-        exclude_tools_when_tool_choice_none: false,
-        stream_state: Default::default(),
-    }
+    let flags = Flags { served_model_names: vec!["qwen3".into()], max_model_len: Some(40960), ..Flags::default() };
+    Settings::resolve(flags, &model(), &Registry::default()).expect("settings")
 }
 
 #[test]

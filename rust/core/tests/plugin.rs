@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use derender_core::parse::family::ToolParserFactory;
 use derender_core::parse::plugin::FailureSlot;
-use derender_core::parse::{ChatContext, Extracted, FunctionCall, Ids, ParserSpec, Registry, Texts, ToolParser};
+use derender_core::parse::{ChatContext, Extracted, FunctionCall, Ids, Registry, Texts, ToolParser};
+use derender_core::served::Flags;
 use derender_core::wire::response::Delta;
 use derender_core::{ApiError, Derenderer, Model, Route, Settings};
 
@@ -58,20 +59,15 @@ fn core(name: &str, fail: bool) -> Derenderer {
     let model = model();
     let mut plugins = Registry::default();
     plugins.add_tool(name, Arc::new(EchoFactory(fail)));
-    let parser = ParserSpec::resolve(None, Some(name), true, &model, &plugins).expect("plugin resolves");
-    let settings = Settings {
+    let flags = Flags {
         served_model_names: vec!["qwen3".into()],
-        max_model_len: 4096,
-        max_logprobs: 20,
+        max_model_len: Some(4096),
         max_n_sequences: 16,
-        skip_model_name_validation: false,
-        parser,
-        default_chat_template_kwargs: serde_json::Map::new(),
-        chat_template: None,
-        trust_request_chat_template: false,
-        exclude_tools_when_tool_choice_none: false,
-        stream_state: Default::default(),
+        tool_call_parser: Some(name.to_string()),
+        enable_auto_tool_choice: true,
+        ..Flags::default()
     };
+    let settings = Settings::resolve(flags, &model, &plugins).expect("plugin resolves");
     Derenderer::new(model, settings).expect("core builds")
 }
 

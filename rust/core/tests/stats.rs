@@ -7,7 +7,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use derender_core::parse::family::ToolParserFactory;
-use derender_core::parse::{ChatContext, Extracted, Ids, ParserSpec, Registry, Texts, ToolParser};
+use derender_core::parse::{ChatContext, Extracted, Ids, Registry, Texts, ToolParser};
+use derender_core::served::Flags;
 use derender_core::wire::response::Delta;
 use derender_core::{CallKind, Derenderer, Model, Reply, Route, Settings};
 use serde_json::{json, Value};
@@ -142,20 +143,15 @@ fn a_caught_panic_is_flagged() {
     let model = Model::load_dir(&dir).expect("bundled model loads");
     let mut plugins = Registry::default();
     plugins.add_tool("boom", Arc::new(BoomFactory));
-    let parser = ParserSpec::resolve(None, Some("boom"), true, &model, &plugins).expect("plugin resolves");
-    let settings = Settings {
+    let flags = Flags {
         served_model_names: vec!["qwen3".into()],
-        max_model_len: 4096,
-        max_logprobs: 20,
+        max_model_len: Some(4096),
         max_n_sequences: 16,
-        skip_model_name_validation: false,
-        parser,
-        default_chat_template_kwargs: serde_json::Map::new(),
-        chat_template: None,
-        trust_request_chat_template: false,
-        exclude_tools_when_tool_choice_none: false,
-        stream_state: Default::default(),
+        tool_call_parser: Some("boom".to_string()),
+        enable_auto_tool_choice: true,
+        ..Flags::default()
     };
+    let settings = Settings::resolve(flags, &model, &plugins).expect("plugin resolves");
     let d = Derenderer::new(model, settings).expect("core builds");
     let body = json!({
         "generate_response": {"request_id": "r", "choices": [{"index": 0, "token_ids": HELLO}]},

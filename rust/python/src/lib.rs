@@ -5,9 +5,8 @@ mod plugin;
 
 use std::sync::Arc;
 
-use derender_core::parse::{Kind, ParserSpec, Registry};
-use derender_core::stream::{StateCodec, StateMode};
-use derender_core::structured::tool_tags::StrictLevel;
+use derender_core::parse::{Kind, Registry};
+use derender_core::served::Flags;
 use derender_core::{Derenderer as Core, Model, Route, Settings, Stats};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -66,66 +65,39 @@ impl Derenderer {
         stream_state_secret: Option<&str>,
         stream_state_accepted_secrets: Option<Vec<String>>,
     ) -> PyResult<Self> {
-        let mode: StateMode = stream_state_mode.parse().map_err(PyValueError::new_err)?;
-        let accepted = stream_state_accepted_secrets.unwrap_or_default();
-        let stream_state = StateCodec::new(mode, stream_state_secret.map(str::as_bytes))
-            .accepting(accepted.iter().map(|s| s.as_bytes()));
-        if !stream_state.signs() && accepted.iter().any(|s| !s.is_empty()) {
-            // Without a signing secret nothing is verified: accepting more would mean nothing.
-            return Err(PyValueError::new_err(
-                "--stream-state-accepted-secrets needs --stream-state-secret (the secret to sign with)",
-            ));
-        }
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
-        let mut plugins = Registry::default();
+        let mut registry = Registry::default();
         for (name, class) in tool_parser_plugins.iter().flat_map(|d| d.iter()) {
             let name: String = name.extract()?;
             let factory = plugin::PyToolFactory::new(&name, class)?;
-            plugins.add_tool(name, Arc::new(factory));
+            registry.add_tool(name, Arc::new(factory));
         }
         for (name, class) in reasoning_parser_plugins.iter().flat_map(|d| d.iter()) {
             let name: String = name.extract()?;
             let factory = plugin::PyReasoningFactory::new(&name, class)?;
-            plugins.add_reasoning(name, Arc::new(factory));
+            registry.add_reasoning(name, Arc::new(factory));
         }
         let loaded = py.detach(|| Model::load(model)).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let max_model_len = match (max_model_len, loaded.config_max_len) {
-            (Some(m), _) => m,
-            (None, Some(m)) => m,
-            (None, None) => {
-                return Err(PyValueError::new_err(format!(
-                    "{}: config.json declares no context length; pass --max-model-len",
-                    loaded.path.display()
-                )))
-            }
-        };
-        let parser =
-            ParserSpec::resolve(reasoning_parser, tool_call_parser, enable_auto_tool_choice, &loaded, &plugins)
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let strict_level = tool_strict_level.map(StrictLevel::from_name).transpose();
-        let strict_level = strict_level.map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let parser = parser.map(|p| p.with_tool_strict_level(strict_level));
-        let default_chat_template_kwargs = match default_chat_template_kwargs {
-            None => serde_json::Map::new(),
-            Some(text) => match serde_json::from_str::<serde_json::Value>(text) {
-                Ok(serde_json::Value::Object(m)) => m,
-                _ => return Err(PyValueError::new_err("--default-chat-template-kwargs must be a JSON object")),
-            },
-        };
-        let names = served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]);
-        let settings = Settings {
-            served_model_names: names,
+        let flags = Flags {
+            served_model_names: served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]),
             max_model_len,
             max_logprobs,
             max_n_sequences,
             skip_model_name_validation,
-            parser,
-            default_chat_template_kwargs,
+            reasoning_parser: reasoning_parser.map(str::to_string),
+            tool_call_parser: tool_call_parser.map(str::to_string),
+            enable_auto_tool_choice,
+            tool_strict_level: tool_strict_level.map(str::to_string),
+            default_chat_template_kwargs: default_chat_template_kwargs.map(str::to_string),
             chat_template,
             trust_request_chat_template,
             exclude_tools_when_tool_choice_none,
-            stream_state,
+            stream_state_mode: stream_state_mode.to_string(),
+            stream_state_secret: stream_state_secret.map(str::to_string),
+            stream_state_accepted_secrets: stream_state_accepted_secrets.unwrap_or_default(),
         };
+        let settings =
+            Settings::resolve(flags, &loaded, &registry).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let inner = Core::new(loaded, settings).map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(Derenderer { inner })
     }

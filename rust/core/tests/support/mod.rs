@@ -7,7 +7,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use derender_core::parse::ParserSpec;
+use derender_core::parse::Registry;
+use derender_core::served::Flags;
 use derender_core::{Derenderer, Model, Route, Settings};
 use serde_json::Value;
 
@@ -59,31 +60,17 @@ pub fn derenderer_with_states(config_name: &str, stream_state: derender_core::st
     let flags: Vec<String> =
         c["flags"].as_array().expect("flags").iter().map(|f| f.as_str().expect("flag").to_string()).collect();
     let model = Model::load_dir(&model_dir(c["model"].as_str().expect("model"))).expect("model loads");
-    let parser = ParserSpec::resolve(
-        flag(&flags, "--reasoning-parser"),
-        flag(&flags, "--tool-call-parser"),
-        flags.iter().any(|f| f == "--enable-auto-tool-choice"),
-        &model,
-        &Default::default(),
-    )
-    .expect("parser flags resolve");
-    let max_model_len = flag(&flags, "--max-model-len")
-        .map(|m| m.parse().expect("--max-model-len"))
-        .or(model.config_max_len)
-        .expect("a context length");
-    let settings = Settings {
+    let flags = Flags {
         served_model_names: vec![c["served_model_name"].as_str().expect("name").to_string()],
-        max_model_len,
+        max_model_len: flag(&flags, "--max-model-len").map(|m| m.parse().expect("--max-model-len")),
         max_logprobs: flag(&flags, "--max-logprobs").map_or(20, |m| m.parse().expect("--max-logprobs")),
-        max_n_sequences: 16384,
-        skip_model_name_validation: false,
-        parser,
-        default_chat_template_kwargs: Default::default(),
-        chat_template: None,
-        trust_request_chat_template: false,
-        exclude_tools_when_tool_choice_none: false,
-        stream_state,
+        reasoning_parser: flag(&flags, "--reasoning-parser").map(str::to_string),
+        tool_call_parser: flag(&flags, "--tool-call-parser").map(str::to_string),
+        enable_auto_tool_choice: flags.iter().any(|f| f == "--enable-auto-tool-choice"),
+        ..Flags::default()
     };
+    let mut settings = Settings::resolve(flags, &model, &Registry::default()).expect("the config's flags resolve");
+    settings.stream_state = stream_state;
     Derenderer::new(model, settings).expect("derenderer")
 }
 
