@@ -73,7 +73,7 @@ pub struct EngineConfig {
     pub turn_boundary_tokens: Vec<&'static str>,
     pub strip_trailing_reasoning_whitespace: bool,
     /// How tool arguments are written (`None`: JSON, passed through).
-    pub arg_syntax: Option<&'static dyn ArgSyntax>,
+    pub arg_syntax: Option<&'static ArgSyntax>,
     /// Only names of offered tools become calls.
     pub validate_tool_names: bool,
     /// Tool names are stripped of surrounding whitespace (GLM).
@@ -89,20 +89,15 @@ pub struct EngineConfig {
 /// value, so the engine names no family; `None` in a config means JSON
 /// arguments passed through as the model wrote them (no converter: raw
 /// deltas stream, batch keeps the stripped text).
-pub trait ArgSyntax: Sync {
+#[derive(Debug)]
+pub struct ArgSyntax {
     /// `arg_converter(raw, partial)`: the arguments so far as JSON text.
-    fn convert(&self, raw: &str, partial: bool) -> String;
+    pub convert: fn(&str, bool) -> String,
     /// Start streaming the last value of `raw` when it is an open string.
-    fn open_value(&self, raw: &str) -> Option<OpenValue>;
-    /// The JSON-escaped text `delta` adds to the open value; `None` when
+    pub open_value: fn(&str) -> Option<OpenValue>,
+    /// The JSON-escaped text a delta adds to the open value; `None` when
     /// the value may have ended (the caller re-converts).
-    fn extend_value(&self, value: &mut OpenValue, delta: &str) -> Option<String>;
-}
-
-impl std::fmt::Debug for dyn ArgSyntax {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ArgSyntax")
-    }
+    pub extend_value: fn(&mut OpenValue, &str) -> Option<String>,
 }
 
 /// What streaming an open value needs to remember between deltas: the

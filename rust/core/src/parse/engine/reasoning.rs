@@ -35,6 +35,15 @@ pub struct EngineReasoning {
 }
 
 impl EngineReasoning {
+    /// A family whose thinking a request switches (`chat_template_kwargs`):
+    /// `config` is the one for `thinking`, and without thinking batch
+    /// returns the whole text as content.
+    pub fn switched(config: fn(bool) -> &'static EngineConfig, thinking: bool, model: &Arc<Model>) -> EngineReasoning {
+        let mut engine = EngineReasoning::new(config(thinking), model.clone());
+        engine.passthrough_without_thinking = !thinking;
+        engine
+    }
+
     pub fn new(config: &'static EngineConfig, model: Arc<Model>) -> EngineReasoning {
         let id = |t: &str| model.tokenizer.token_to_id(t).map(i64::from);
         let mut engine = StreamingEngine::new(config, &model);

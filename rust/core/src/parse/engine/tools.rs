@@ -246,7 +246,7 @@ impl EngineTools {
         };
         let slot = &mut self.slots[idx];
         if let Some(ext) = &mut slot.extender {
-            match syntax.extend_value(ext, raw) {
+            match (syntax.extend_value)(ext, raw) {
                 Some(diff) => {
                     if diff.is_empty() || !slot.open_value_streams {
                         return None;
@@ -257,7 +257,7 @@ impl EngineTools {
                 None => slot.extender = None,
             }
         }
-        let current = syntax.convert(&slot.args, true);
+        let current = (syntax.convert)(&slot.args, true);
         let name = slot.name.clone();
         let current = if name.is_empty() { current } else { self.fix_arg_types(&current, &name) };
         let slot = &mut self.slots[idx];
@@ -270,7 +270,7 @@ impl EngineTools {
         }
         let diff = safe[slot.streamed.len()..].to_string();
         slot.streamed = safe;
-        slot.extender = syntax.open_value(&slot.args);
+        slot.extender = (syntax.open_value)(&slot.args);
         slot.open_value_streams = streams;
         (!diff.is_empty()).then_some(diff)
     }
@@ -278,7 +278,7 @@ impl EngineTools {
     fn flush_arg_converter(&mut self, idx: usize) -> Option<String> {
         let syntax = self.config.arg_syntax?;
         let slot = &self.slots[idx];
-        let mut fin = syntax.convert(&slot.args, false);
+        let mut fin = (syntax.convert)(&slot.args, false);
         if !fin.is_empty() {
             fin = self.fix_arg_types(&fin, &slot.name.clone());
         }
@@ -475,7 +475,7 @@ impl EngineTools {
                 a
             } else if !raw.trim().is_empty() {
                 match self.config.arg_syntax {
-                    Some(syntax) => syntax.convert(&raw, false),
+                    Some(syntax) => (syntax.convert)(&raw, false),
                     // JSON arguments (Kimi's `_extract_args_json`): the text, stripped.
                     None => raw.trim().to_string(),
                 }

@@ -66,7 +66,7 @@ fn build(thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: vec!["<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"],
         strip_trailing_reasoning_whitespace: true,
-        arg_syntax: Some(&Glm47Args),
+        arg_syntax: Some(&ARGS),
         validate_tool_names: true,
         strip_tool_names: true,
         drop_whitespace_only_content_before_tools: true,
@@ -146,63 +146,45 @@ pub fn convert(raw: &str, partial: bool) -> String {
     dumps(&Value::Object(parse_args(raw, partial).0))
 }
 
-/// Streams the open last value until `</arg_value>` appears.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ValueExtender {
-    tail: String,
+/// The last `keep` characters of `text`.
+fn tail(text: &str, keep: usize) -> String {
+    let start = text.char_indices().rev().nth(keep.saturating_sub(1)).map_or(0, |(i, _)| i);
+    if keep == 0 {
+        return String::new();
+    }
+    text[start..].to_string()
 }
 
-impl ValueExtender {
-    pub fn new(raw: &str) -> Option<ValueExtender> {
-        let (params, open) = parse_args(raw, true);
-        let open = open?;
-        if params.keys().next_back() != Some(&open) {
-            return None;
-        }
-        let keep = ARG_VALUE_END.chars().count() - 1;
-        Some(ValueExtender { tail: raw.chars().rev().take(keep).collect::<Vec<_>>().into_iter().rev().collect() })
+/// Streams the open last value until `</arg_value>` appears: the window
+/// is the text that could still begin the end marker.
+fn open_value(raw: &str) -> Option<OpenValue> {
+    let (params, open) = parse_args(raw, true);
+    let open = open?;
+    if params.keys().next_back() != Some(&open) {
+        return None;
     }
+    Some(OpenValue { window: tail(raw, ARG_VALUE_END.chars().count() - 1), ..Default::default() })
+}
 
-    pub fn extend(&mut self, delta: &str) -> Option<String> {
-        let text = format!("{}{}", self.tail, delta);
-        if text.contains(ARG_VALUE_END) {
-            return None;
-        }
-        let keep = ARG_VALUE_END.chars().count() - 1;
-        self.tail = text.chars().rev().take(keep).collect::<Vec<_>>().into_iter().rev().collect();
-        let q = dumps_str(delta);
-        Some(q[1..q.len() - 1].to_string())
+fn extend_value(value: &mut OpenValue, delta: &str) -> Option<String> {
+    let text = format!("{}{}", value.window, delta);
+    if text.contains(ARG_VALUE_END) {
+        return None;
     }
+    value.window = tail(&text, ARG_VALUE_END.chars().count() - 1);
+    let q = dumps_str(delta);
+    Some(q[1..q.len() - 1].to_string())
 }
 
 /// GLM's `<arg_key>k</arg_key><arg_value>v</arg_value>` arguments.
-pub struct Glm47Args;
+static ARGS: ArgSyntax = ArgSyntax { convert, open_value, extend_value };
 
-impl ArgSyntax for Glm47Args {
-    fn convert(&self, raw: &str, partial: bool) -> String {
-        convert(raw, partial)
-    }
-
-    fn open_value(&self, raw: &str) -> Option<OpenValue> {
-        ValueExtender::new(raw).map(|e| OpenValue { window: e.tail, ..Default::default() })
-    }
-
-    fn extend_value(&self, value: &mut OpenValue, delta: &str) -> Option<String> {
-        let mut e = ValueExtender { tail: std::mem::take(&mut value.window) };
-        let text = e.extend(delta)?;
-        *value = OpenValue { window: e.tail, ..Default::default() };
-        Some(text)
-    }
-}
 
 // Registration: `glm45` (alias `glm47`) reasoning, `glm47` (alias `glm45`)
 // tool calls. GLM-4.7 always constrains the call envelope.
 
 fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
-    let thinking = ctx.thinking_or_enable_thinking();
-    let mut engine = EngineReasoning::new(config(thinking), model.clone());
-    engine.passthrough_without_thinking = !thinking;
-    engine
+    EngineReasoning::switched(config, ctx.thinking_or_enable_thinking(), model)
 }
 
 static REASONING: ReasoningFamily =

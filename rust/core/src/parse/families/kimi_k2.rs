@@ -113,8 +113,7 @@ pub fn parse_header(header: &str) -> Option<(String, String)> {
 
 fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
     let thinking = ctx.thinking_or_enable_thinking();
-    let mut engine = EngineReasoning::new(config(thinking), model.clone());
-    engine.passthrough_without_thinking = !thinking;
+    let mut engine = EngineReasoning::switched(config, thinking, model);
     // Content ids: after `</think>`, else from the tool section on.
     engine.content_ids_after_end_only = thinking;
     engine.content_ids_fallback = model.tokenizer.token_to_id(SECTION_BEGIN).map(i64::from);

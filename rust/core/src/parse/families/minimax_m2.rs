@@ -72,7 +72,7 @@ fn build() -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: Vec::new(),
         strip_trailing_reasoning_whitespace: true,
-        arg_syntax: Some(&MinimaxArgs),
+        arg_syntax: Some(&ARGS),
         validate_tool_names: true,
         strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
@@ -195,55 +195,34 @@ fn may_become_end(t: &[char]) -> bool {
         || prefix_of(t, &["<", "\\s*", "parameter", "\\s+", "name", "\\s*", "="])
 }
 
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ValueExtender {
-    window: Vec<char>,
+/// Streams the open last value until it may close.
+fn open_value(raw: &str) -> Option<Streamed> {
+    let (params, open) = parse_args(raw, true);
+    let OpenValue { name, value, bare, start, remaining } = open?;
+    if params.keys().next_back() != Some(&name) {
+        return None;
+    }
+    if has_value_end(&remaining[..start]) || (bare && name.starts_with(['"', '\''])) {
+        return None;
+    }
+    let window = end_window(&value.chars().collect::<Vec<_>>(), may_become_end).into_iter().collect();
+    Some(Streamed { window, ..Default::default() })
 }
 
-impl ValueExtender {
-    pub fn new(raw: &str) -> Option<ValueExtender> {
-        let (params, open) = parse_args(raw, true);
-        let OpenValue { name, value, bare, start, remaining } = open?;
-        if params.keys().next_back() != Some(&name) {
-            return None;
-        }
-        if has_value_end(&remaining[..start]) || (bare && name.starts_with(['"', '\''])) {
-            return None;
-        }
-        Some(ValueExtender { window: end_window(&value.chars().collect::<Vec<_>>(), may_become_end) })
+fn extend_value(v: &mut Streamed, delta: &str) -> Option<String> {
+    let mut text: Vec<char> = v.window.chars().collect();
+    text.extend(delta.chars());
+    if has_value_end(&text) {
+        return None;
     }
-
-    pub fn extend(&mut self, delta: &str) -> Option<String> {
-        let mut text = self.window.clone();
-        text.extend(delta.chars());
-        if has_value_end(&text) {
-            return None;
-        }
-        self.window = end_window(&text, may_become_end);
-        let q = dumps_str(delta);
-        Some(q[1..q.len() - 1].to_string())
-    }
+    v.window = end_window(&text, may_become_end).into_iter().collect();
+    let q = dumps_str(delta);
+    Some(q[1..q.len() - 1].to_string())
 }
 
 /// MiniMax-M2's `<parameter name="k">v</parameter>` arguments.
-pub struct MinimaxArgs;
+static ARGS: ArgSyntax = ArgSyntax { convert, open_value, extend_value };
 
-impl ArgSyntax for MinimaxArgs {
-    fn convert(&self, raw: &str, partial: bool) -> String {
-        convert(raw, partial)
-    }
-
-    fn open_value(&self, raw: &str) -> Option<Streamed> {
-        ValueExtender::new(raw).map(|e| Streamed { window: e.window.into_iter().collect(), ..Default::default() })
-    }
-
-    fn extend_value(&self, value: &mut Streamed, delta: &str) -> Option<String> {
-        let mut e = ValueExtender { window: value.window.chars().collect() };
-        let text = e.extend(delta)?;
-        *value = Streamed { window: e.window.into_iter().collect(), ..Default::default() };
-        Some(text)
-    }
-}
 
 // Registration.
 
@@ -311,14 +290,14 @@ mod tests {
 
     #[test]
     fn extender_streams_the_open_value_until_it_may_close() {
-        let mut e = ValueExtender::new("<parameter name=\"q\">hel").unwrap();
-        assert_eq!(e.extend("lo \"w\"").as_deref(), Some("lo \\\"w\\\""));
+        let mut e = open_value("<parameter name=\"q\">hel").unwrap();
+        assert_eq!(extend_value(&mut e, "lo \"w\"").as_deref(), Some("lo \\\"w\\\""));
         // A `<` that could begin the closer is still streamed; the closer ends it.
-        assert_eq!(e.extend("<").as_deref(), Some("<"));
-        assert_eq!(e.extend("/parameter>"), None);
+        assert_eq!(extend_value(&mut e, "<").as_deref(), Some("<"));
+        assert_eq!(extend_value(&mut e, "/parameter>"), None);
         // Not the last value, or a bare name that opens a quote: no extender.
-        assert!(ValueExtender::new("<parameter name=\"a\">1</parameter>").is_none());
-        assert!(ValueExtender::new("<parameter name=\"x>v").is_none());
+        assert!(open_value("<parameter name=\"a\">1</parameter>").is_none());
+        assert!(open_value("<parameter name=\"x>v").is_none());
     }
 
     #[test]

@@ -86,7 +86,7 @@ pub(super) fn build(m: &Markers, thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: m.turn_boundaries.to_vec(),
         strip_trailing_reasoning_whitespace: false,
-        arg_syntax: Some(&super::qwen3_args::Qwen3Args),
+        arg_syntax: Some(&super::qwen3_args::ARGS),
         validate_tool_names: false,
         strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
@@ -116,10 +116,7 @@ pub(super) fn qwen3_grammar(thinking: bool) -> EngineConfig {
 // `qwen3_xml`) tool parser; Step's families reuse the tag model.
 
 fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
-    let thinking = ctx.enable_thinking();
-    let mut engine = EngineReasoning::new(config(thinking), model.clone());
-    engine.passthrough_without_thinking = !thinking;
-    engine
+    EngineReasoning::switched(config, ctx.enable_thinking(), model)
 }
 
 static REASONING: ReasoningFamily =

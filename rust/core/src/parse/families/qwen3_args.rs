@@ -179,81 +179,48 @@ fn has_value_end(text: &[char]) -> bool {
     (0..text.len()).any(|i| closer(text, i).is_some() || opener_eq(text, i).is_some())
 }
 
-/// Streams the open trailing value of the arguments, as JSON string content.
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct ValueExtender {
-    window: Vec<char>,
-    started: bool,
-    held: String,
+/// `_param_value_extender(raw_args, trim_newlines=True)`: streams the open
+/// trailing value of the arguments, as JSON string content.
+fn open_value(raw: &str) -> Option<OpenValue> {
+    let c: Vec<char> = raw.chars().collect();
+    let complete = complete_params(&c);
+    let (name, value) = partial_param(&c, &complete)?;
+    // A repeated key keeps its first position, so its value is not last.
+    if complete.iter().any(|p| p.name == name) {
+        return None;
+    }
+    let vc: Vec<char> = value.chars().collect();
+    let held = if value.ends_with('\n') && value != "\n" { "\n".to_string() } else { String::new() };
+    let window = end_window(&vc, may_become_end).into_iter().collect();
+    Some(OpenValue { window, started: !value.is_empty(), held })
 }
 
-impl ValueExtender {
-    /// `_param_value_extender(raw_args, trim_newlines=True)`.
-    pub fn new(raw: &str) -> Option<ValueExtender> {
-        let c: Vec<char> = raw.chars().collect();
-        let complete = complete_params(&c);
-        let (name, value) = partial_param(&c, &complete)?;
-        // A repeated key keeps its first position, so its value is not last.
-        if complete.iter().any(|p| p.name == name) {
-            return None;
-        }
-        let vc: Vec<char> = value.chars().collect();
-        let held = if value.ends_with('\n') && value != "\n" { "\n".to_string() } else { String::new() };
-        Some(ValueExtender { window: end_window(&vc, may_become_end), started: !value.is_empty(), held })
+/// The JSON-escaped text `delta` adds to the value; `None` when the value
+/// may have ended (the caller re-converts).
+fn extend_value(v: &mut OpenValue, delta: &str) -> Option<String> {
+    let mut text: Vec<char> = v.window.chars().collect();
+    text.extend(delta.chars());
+    if has_value_end(&text) {
+        return None;
     }
-
-    /// The JSON-escaped text `delta` adds to the value; `None` when the
-    /// value may have ended (the caller re-converts).
-    pub fn extend(&mut self, delta: &str) -> Option<String> {
-        let mut text: Vec<char> = self.window.clone();
-        text.extend(delta.chars());
-        if has_value_end(&text) {
-            return None;
+    v.window = end_window(&text, may_become_end).into_iter().collect();
+    let mut t = format!("{}{}", v.held, delta);
+    if !v.started && !t.is_empty() {
+        v.started = true;
+        if let Some(rest) = t.strip_prefix('\n') {
+            t = rest.to_string();
         }
-        self.window = end_window(&text, may_become_end);
-        let mut t = format!("{}{}", self.held, delta);
-        if !self.started && !t.is_empty() {
-            self.started = true;
-            if let Some(rest) = t.strip_prefix('\n') {
-                t = rest.to_string();
-            }
-        }
-        self.held = if t.ends_with('\n') { "\n".to_string() } else { String::new() };
-        if !self.held.is_empty() {
-            t.pop();
-        }
-        let quoted = dumps_str(&t);
-        Some(quoted[1..quoted.len() - 1].to_string())
     }
+    v.held = if t.ends_with('\n') { "\n".to_string() } else { String::new() };
+    if !v.held.is_empty() {
+        t.pop();
+    }
+    let quoted = dumps_str(&t);
+    Some(quoted[1..quoted.len() - 1].to_string())
 }
 
 /// Qwen3-Coder's `<parameter=k>v</parameter>` arguments (Qwen3, Seed-OSS, Step).
-pub struct Qwen3Args;
-
-impl ArgSyntax for Qwen3Args {
-    fn convert(&self, raw: &str, partial: bool) -> String {
-        convert(raw, partial)
-    }
-
-    fn open_value(&self, raw: &str) -> Option<OpenValue> {
-        ValueExtender::new(raw).map(|e| OpenValue {
-            window: e.window.into_iter().collect(),
-            started: e.started,
-            held: e.held,
-        })
-    }
-
-    fn extend_value(&self, value: &mut OpenValue, delta: &str) -> Option<String> {
-        let mut e = ValueExtender {
-            window: value.window.chars().collect(),
-            started: value.started,
-            held: std::mem::take(&mut value.held),
-        };
-        let text = e.extend(delta)?;
-        *value = OpenValue { window: e.window.into_iter().collect(), started: e.started, held: e.held };
-        Some(text)
-    }
-}
+pub static ARGS: ArgSyntax = ArgSyntax { convert, open_value, extend_value };
 
 #[cfg(test)]
 mod tests {
@@ -270,9 +237,9 @@ mod tests {
 
     #[test]
     fn extender_streams_the_open_value() {
-        let mut e = ValueExtender::new("<parameter=q>\nhel").unwrap();
-        assert_eq!(e.extend("lo wor").as_deref(), Some("lo wor"));
-        assert_eq!(e.extend("ld\n").as_deref(), Some("ld"));
-        assert_eq!(e.extend("</parameter>"), None);
+        let mut e = open_value("<parameter=q>\nhel").unwrap();
+        assert_eq!(extend_value(&mut e, "lo wor").as_deref(), Some("lo wor"));
+        assert_eq!(extend_value(&mut e, "ld\n").as_deref(), Some("ld"));
+        assert_eq!(extend_value(&mut e, "</parameter>"), None);
     }
 }

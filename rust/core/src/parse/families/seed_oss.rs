@@ -32,10 +32,7 @@ pub fn config(thinking: bool) -> &'static EngineConfig {
 }
 
 fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
-    let thinking = ctx.enable_thinking();
-    let mut engine = EngineReasoning::new(config(thinking), model.clone());
-    engine.passthrough_without_thinking = !thinking;
-    engine
+    EngineReasoning::switched(config, ctx.enable_thinking(), model)
 }
 
 static REASONING: ReasoningFamily =
