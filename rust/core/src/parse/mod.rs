@@ -15,12 +15,14 @@ mod pyast;
 mod registry;
 mod required;
 pub mod snapshot;
+mod spec;
 mod think;
 
 pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
-pub use registry::{Kind, Listing, ParserSpec, ParserSpecError, Registry};
+pub use registry::{Kind, Listing, Registry};
 pub use snapshot::{Snapshot, SnapshotError};
+pub use spec::{ParserSpec, ParserSpecError};
 
 use crate::error::ApiError;
 use crate::wire::response::Delta;
