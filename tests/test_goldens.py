@@ -10,59 +10,15 @@ import sys
 
 import pytest
 from conftest import MODEL_DIRS, REFERENCE
+from families import GOLDEN_CONFIGS, excuse
 
 sys.path.insert(0, str(REFERENCE))
 import replay  # noqa: E402
 
 CONFIGS = json.loads((REFERENCE / "configs.json").read_text())
-# Configs whose goldens and model dirs the repository carries.
-CONFIGS_UNDER_TEST = [
-    "qwen3_plain",
-    "qwen3_plain_bounds",
-    "deepseek_r1",
-    "qwen3_hermes",
-    "qwen3_coder",
-    "seed_oss",
-    "glm47",
-    "minimax_m2",
-    "llama3_json",
-    "llama3_pythonic",
-    "deepseek_v3",
-    "deepseek_v31",
-    "mistral",
-]
-
-# Deliberate, documented divergences (docs/divergences.md), by case id suffix.
-# Each is checked for the behaviour we chose instead, in test_divergences.py.
-DIVERGENT = {
-    # A stop string reported only on a token-less final chunk: the text was
-    # sent on the previous call and cannot be taken back.
-    "stop_string-base-finish_only",
-    # Hand-edited plain-path windows (offsets past the window) are refused.
-    "stream_offsets_past_window",
-    "cmpl_stream_bad_state",
-    # A parser stream without prompt_token_ids: vLLM's 400 (kept, and
-    # checked by the error goldens) while the batch answer exists.
-    "-no_prompt_ids-",
-    # Hermes tool calls stream as they are generated (as vLLM's do); a call
-    # that turns out malformed or truncated cannot be taken back, while batch
-    # returns the markup as content.
-    "tool_malformed-",
-    "tool_truncated-",
-    # DeepSeek: the same for a call cut before its end marker, and for V3
-    # markup without its ```json fence (the name streams before the body
-    # shows the call is malformed).
-    "no_call_end-",
-    "no_code_fence-",
-    # Whitespace between </think> and a tool call streams as content (as in
-    # vLLM); batch drops it. Holding it would re-chunk every answer.
-    "think_tool-",
-    "think_then_tool-",
-    # The same for whitespace next to a call, which batch strips once calls
-    # were found (text after the calls is dropped as batch drops it).
-    "text_then_tool-",
-    "think_text_parallel-",
-}
+# Configs whose goldens and model dirs the repository carries: the plain ones
+# and each parser family's (tests/reference/families.json).
+CONFIGS_UNDER_TEST = GOLDEN_CONFIGS
 
 
 def load_cases(config: str) -> list[dict]:
@@ -70,29 +26,10 @@ def load_cases(config: str) -> list[dict]:
         return [json.loads(line) for line in f]
 
 
-# Per-config divergences. vLLM's minimax_m2 parser raises on a negative
-# token id in a stream (surfaced as "derender failed"); derender decodes it as
-# vLLM does for every other config.
-#
-# pythonic: calls stream as they are generated (as vLLM's do); a list that
-# later turns out unclosed, truncated or followed by text has streamed calls
-# that cannot be taken back, while batch returns the whole text as content.
-CONFIG_DIVERGENT = {
-    "minimax_m2": ("error/0320-stream_negative_token",),
-    # Llama JSON after prose or inside a list: the stream starts as content
-    # (as vLLM's does) while batch finds the calls anywhere in the text.
-    "llama3_json": ("json_in_prose-", "required_json-", "text_parallel_text-"),
-    # The newline in the token before a call, which batch strips.
-    "qwen3_coder": ("text_parallel_text-",),
-    "seed_oss": ("text_parallel_text-think_off",),
-    "llama3_pythonic": ("trailing_text-", "unclosed_list-", "tool_length_mid_string-"),
-}
-
-
 def is_excused(case: dict) -> bool:
-    if any(d in case["id"] for d in DIVERGENT):
-        return True
-    return any(d in case["id"] for d in CONFIG_DIVERGENT.get(case["config"], ()))
+    """In a deliberate, documented divergence class (docs/divergences.md):
+    the `goldens` classes of tests/reference/families.json."""
+    return excuse("goldens", case) is not None
 
 
 def server_args(config: str) -> list[str]:
@@ -187,14 +124,6 @@ def test_compact_states_give_replays_chunks(config_server, compact_server):
     assert different == []
 
 
-# Excused streams that follow batch on one point and vLLM on another (a held
-# stop token or the request's prompt_tokens from batch, the text from vLLM).
-MIXED = {
-    "llama3_json/dev/stream/0147-text_then_tool-tools_auto-finish_only",
-    "mistral/dev/stream/0158-tool_malformed-no_prompt_tokens-usage",
-}
-
-
 def test_excused_streams_give_vllms_answer_or_batchs(config_server):
     """An excused stream is not free: it must assemble to what vLLM's own
     stream gave or to the batch answer (semantic level), so the excuses
@@ -203,7 +132,8 @@ def test_excused_streams_give_vllms_answer_or_batchs(config_server):
     client = replay.Client(server.url)
     ran, neither = 0, []
     for case in load_cases(config):
-        if case["kind"] != "stream" or not is_excused(case) or case["id"] in MIXED:
+        # `goldens_mixed`: streams that follow batch on one point, vLLM on another.
+        if case["kind"] != "stream" or not is_excused(case) or excuse("goldens_mixed", case):
             continue
         ran += 1
         results = replay.execute_case(client, case)
@@ -239,35 +169,6 @@ def batch_but_edge_whitespace(case: dict, results: list) -> bool:
 
 UNSEEN = REFERENCE / "unseen"
 
-# Unseen streams that fall in a documented divergence class
-# (docs/divergences.md), by case id substring. Each must still assemble to
-# vLLM's own stream or to its batch answer (test_unseen_excused_streams).
-UNSEEN_DIVERGENT = {
-    # A call streamed as generated turns out malformed: batch returns the
-    # markup as content ("Hermes tool calls stream as they are generated").
-    "qwen3_hermes": ("tool_hermes-invalid_json-",),
-    # Text before a literal <think> that arrived in an earlier chunk has
-    # streamed as reasoning; batch drops it ("A literal start marker ...").
-    "deepseek_r1": ("reasoning_deepseek_r1-new_line-base-tok1",),
-    "deepseek_v3": ("reasoning_deepseek_v3-new_line-thinking_on-tok1",),
-    "deepseek_v31": ("reasoning_deepseek_v3-new_line-thinking_on-tok1",),
-    # Whitespace before a call streams as content; batch strips it.
-    "qwen3_coder": ("tool_qwen3_coder-missing_closing_parameter-",),
-    "llama3_json": (
-        # Text before the JSON (`json_in_prose`).
-        "tool_llama3_json-simple_surrounded-",
-        "tool_llama3_json-multiple_surrounded-",
-        # A streamed call that batch rejects once the text is complete: no
-        # parameters key, invalid JSON, or later text with braces.
-        "tool_llama3_json-invalid_json-",
-        "tool_llama3_json-missing_parameters-",
-        "tool_llama3_json-brace_in_trailing_text-",
-        "tool_llama3_json-json_in_trailing_text-",
-    ),
-    # A list that turns out malformed after its first calls streamed.
-    "llama3_pythonic": ("tool_pythonic-unparsable_sibling-", "tool_pythonic-unrecoverable_block-"),
-}
-
 
 def load_unseen(config: str) -> list[dict]:
     path = UNSEEN / f"{config}.jsonl.gz"
@@ -278,10 +179,12 @@ def load_unseen(config: str) -> list[dict]:
 
 
 def unseen_excused(case: dict) -> bool:
-    """Only streams are excused: every batch answer must match."""
+    """In a documented divergence class (the `unseen` classes of
+    tests/reference/families.json). Only streams are excused: every batch
+    answer must match."""
     if case["kind"] != "stream":
         return False
-    return any(d in case["id"] for d in UNSEEN_DIVERGENT.get(case["config"], ()))
+    return excuse("unseen", case) is not None
 
 
 def test_unseen_strict(config_server):

@@ -4,7 +4,8 @@ escapes, numbers and nested values, text after the calls) under several
 request variants, streamed one token per chunk, all at once and at random
 cuts, must assemble to the batch answer. The documented divergence classes
 (docs/divergences.md: malformed or truncated calls, whitespace next to a
-call, llama JSON after prose) are not generated."""
+call, llama JSON after prose) are not generated. The families, their parsers,
+models and output shapes are in tests/reference/families.json."""
 
 from __future__ import annotations
 
@@ -12,9 +13,14 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
-from test_divergences import CHAT, PROMPT, assemble, batch, parser_core, stream
+from families import FAMILIES as FACTS
+from families import ROOT
+from test_divergences import CHAT, PROMPT, assemble, batch, stream
+
+from derender import Derenderer
 
 TOOLS = [
     {
@@ -121,11 +127,29 @@ def llama3_json(args: dict, name: str) -> str:
     return json.dumps({"name": name, "parameters": args}, ensure_ascii=False)
 
 
+# The call syntaxes `generated.call` names in tests/reference/families.json;
+# `qwen3_xml` takes its open and close tags from `generated.call_tags`.
+CALLS: dict[str, Callable] = {
+    "hermes": hermes,
+    "glm": glm,
+    "qwen3_xml": qwen3_xml,
+    "minimax": minimax,
+    "deepseek_v31": deepseek_v31,
+    "deepseek_v3": deepseek_v3,
+    "mistral": mistral,
+    "pythonic": pythonic,
+    "llama3_json": llama3_json,
+}
+
+# The families' parser facts as Derenderer keyword arguments.
+PARSER_ARGS = {"tool_parser": "tool_call_parser", "reasoning_parser": "reasoning_parser"}
+
+
 @dataclass
 class Family:
     """How a family's outputs look: its model, parsers and call syntax."""
 
-    model: str
+    model_dir: Path
     eos: int
     parsers: dict
     call: Call
@@ -135,6 +159,19 @@ class Family:
     # Text may come before and after the calls (not for formats that must
     # start with the calls).
     text_first: bool = True
+
+    @classmethod
+    def from_facts(cls, facts: dict) -> Family:
+        """A family's entry of tests/reference/families.json."""
+        gen = dict(facts["generated"])
+        call = CALLS[gen.pop("call")]
+        if "call_tags" in gen:
+            call = call(*gen.pop("call_tags"))
+        parsers = {arg: facts[fact] for fact, arg in PARSER_ARGS.items() if facts[fact]}
+        for pair in ("think", "wrap"):
+            if pair in gen:
+                gen[pair] = tuple(gen[pair])
+        return cls(ROOT / facts["model_dir"], parsers=parsers, call=call, **gen)
 
     def output(self, rng: random.Random) -> str:
         out = ""
@@ -154,94 +191,7 @@ class Family:
         return out
 
 
-FAMILIES = {
-    "hermes": Family(
-        "models/qwen3",
-        151645,
-        {"tool_call_parser": "hermes", "reasoning_parser": "qwen3"},
-        hermes,
-        ("<think>", "</think>"),
-        "\n",
-    ),
-    "glm47": Family(
-        "models/qwen3",
-        151645,
-        {"tool_call_parser": "glm47", "reasoning_parser": "glm45"},
-        glm,
-        ("<think>", "</think>"),
-    ),
-    "minimax_m2": Family(
-        "models/qwen3",
-        151645,
-        {"tool_call_parser": "minimax_m2", "reasoning_parser": "minimax_m2"},
-        minimax,
-        ("<think>", "</think>"),
-        "\n",
-    ),
-    "qwen3_coder": Family(
-        "models/qwen3_coder",
-        151645,
-        {"tool_call_parser": "qwen3_coder"},
-        qwen3_xml("<tool_call>", "</tool_call>"),
-        None,
-        "\n",
-    ),
-    "seed_oss": Family(
-        "models/llama3",
-        128009,
-        {"tool_call_parser": "seed_oss", "reasoning_parser": "seed_oss"},
-        qwen3_xml("<seed:tool_call>", "</seed:tool_call>"),
-        ("<seed:think>", "</seed:think>"),
-        "\n",
-    ),
-    "deepseek_v31": Family(
-        "models/deepseek_v31",
-        1,
-        {"tool_call_parser": "deepseek_v31", "reasoning_parser": "deepseek_v3"},
-        deepseek_v31,
-        wrap=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
-    ),
-    "deepseek_v3": Family(
-        "models/deepseek_v3",
-        1,
-        {"tool_call_parser": "deepseek_v3", "reasoning_parser": "deepseek_v3"},
-        deepseek_v3,
-        ("<think>", "</think>"),
-        wrap=("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"),
-    ),
-    "deepseek_r1": Family(
-        "models/deepseek_r1",
-        1,
-        {"reasoning_parser": "deepseek_r1"},
-        deepseek_v3,
-        ("", "</think>"),
-    ),
-    "mistral": Family(
-        "models/mistral",
-        2,
-        {"tool_call_parser": "mistral"},
-        mistral,
-        sep=", ",
-        wrap=("[TOOL_CALLS][", "]"),
-    ),
-    "pythonic": Family(
-        "models/llama3",
-        128009,
-        {"tool_call_parser": "pythonic"},
-        pythonic,
-        sep=", ",
-        wrap=("[", "]"),
-        text_first=False,
-    ),
-    "llama3_json": Family(
-        "models/llama3",
-        128009,
-        {"tool_call_parser": "llama3_json"},
-        llama3_json,
-        sep="; ",
-        text_first=False,
-    ),
-}
+FAMILIES = {name: Family.from_facts(facts) for name, facts in FACTS.items()}
 
 
 def request(rng: random.Random) -> dict:
@@ -287,7 +237,12 @@ def stream_shape(got: dict) -> tuple:
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_generated_outputs_stream_as_batch(family):
     fam = FAMILIES[family]
-    core = parser_core(fam.model, "m", **fam.parsers)
+    core = Derenderer(
+        str(fam.model_dir),
+        served_model_names=["m"],
+        enable_auto_tool_choice="tool_call_parser" in fam.parsers,
+        **fam.parsers,
+    )
     rng = random.Random(f"parser-properties-{family}")
     for _ in range(40):
         text, req = fam.output(rng), request(rng)

@@ -19,7 +19,8 @@ from typing import Any
 import pydantic
 import pytest
 from conftest import MODEL_DIRS, REFERENCE
-from test_goldens import CONFIGS, CONFIGS_UNDER_TEST, load_cases
+from families import GOLDEN_CONFIGS
+from test_goldens import CONFIGS, load_cases
 from test_round_trip import engine_url  # noqa: F401 - the engine simulator fixture
 
 from derender import Derenderer
@@ -138,7 +139,7 @@ def sdk_problems(config: str) -> tuple[dict[str, int], list[str]]:
     return counts, problems
 
 
-@pytest.mark.parametrize("config", CONFIGS_UNDER_TEST)
+@pytest.mark.parametrize("config", GOLDEN_CONFIGS)
 def test_answers_validate_as_sdk_types(config):
     counts, problems = sdk_problems(config)
     assert counts["ChatCompletion"] > 50 and counts["ChatCompletionChunk"] > 100, counts

@@ -16,6 +16,7 @@ class Derenderer:
         reasoning_parser: str | None = None,
         tool_call_parser: str | None = None,
         enable_auto_tool_choice: bool = False,
+        tool_strict_level: str | None = None,
         default_chat_template_kwargs: str | None = None,
         chat_template: str | None = None,
         trust_request_chat_template: bool = False,

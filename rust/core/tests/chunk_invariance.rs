@@ -1,9 +1,9 @@
 //! Chunk invariance of the parser streams, per recorded family.
 //!
 //! For every batch golden of a family (chat endpoint, status 200, not in a
-//! documented divergence class: `DIVERGENT` / `CONFIG_DIVERGENT` in
-//! `tests/test_goldens.py`, see `docs/divergences.md`), the model output is
-//! streamed through the core's bytes-in/bytes-out entry
+//! documented divergence class: the `goldens` and `chunk_invariance` classes
+//! of `tests/reference/families.json`, see `docs/divergences.md`), the model
+//! output is streamed through the core's bytes-in/bytes-out entry
 //! ([`Derenderer::handle`], as `rust/python` calls it), echoing
 //! `stream_state` between calls as a client does, under many chunkings. Each
 //! stream, once assembled (content, reasoning, tool calls by index: name +
@@ -314,17 +314,11 @@ fn finish_is_predictable(d: &Derenderer, chat_request: &Value, ids: &[i64], stop
             && (d.core().model.eos_token_id == Some(reason) || d.core().model.model_eos_ids.contains(&reason)))
 }
 
-/// Batch goldens in a documented class whose id the shared lists miss.
-const LOCAL_EXCUSES: [(&str, &str); 1] = [(
-    "glm47/dev/batch/0119-think_tool_unicode-think_off",
-    // With thinking off, `<think>…</think>` is content and the "\n\n"
-    // before the call streams as content; batch strips it (the `think_tool`
-    // class of docs/divergences.md).
-    "whitespace before a tool call streams as content",
-)];
-
 fn load_cases(config: &str, d: &Derenderer, skipped: &mut Vec<String>) -> Vec<Case> {
-    let excused = support::excused_ids(config);
+    // The documented divergence classes, and the batch goldens in one that
+    // the golden classes miss.
+    let facts = support::facts();
+    let excuses = facts.excuses(config, &["goldens", "chunk_invariance"]);
     let mut out = Vec::new();
     for g in support::goldens(config) {
         let id = g["id"].as_str().unwrap_or("").to_string();
@@ -335,12 +329,8 @@ fn load_cases(config: &str, d: &Derenderer, skipped: &mut Vec<String>) -> Vec<Ca
         if call["status"] != 200 {
             continue;
         }
-        if support::is_excused(&id, &excused) {
-            skipped.push(format!("{id}: documented divergence class"));
-            continue;
-        }
-        if let Some((_, why)) = LOCAL_EXCUSES.iter().find(|(e, _)| *e == id) {
-            skipped.push(format!("{id}: {why}"));
+        if let Some(excuse) = excuses.iter().find(|e| e.covers(&id)) {
+            skipped.push(format!("{id}: documented divergence class: {}", excuse.why));
             continue;
         }
         let request = &call["request"];
@@ -489,6 +479,7 @@ fn describe(parts: &[Range<usize>]) -> String {
 
 fn check_family(config: &str) {
     let started = std::time::Instant::now();
+    assert!(support::facts().family_of(config).is_some(), "{config}: not a family of tests/reference/families.json");
     let d = support::derenderer(config);
     // vLLM's history format, replayed on every call: the same chunks.
     let replay = support::derenderer_with_states(config, StateCodec::new(StateMode::Replay, None));
@@ -560,13 +551,21 @@ fn check_family(config: &str) {
     assert!(failures.is_empty(), "{config}: {} chunkings disagree with batch:\n{shown:#?}", failures.len());
 }
 
+/// One test per family, named after its config; the families and their
+/// configs are `tests/reference/families.json`'s (checked by
+/// [`every_family_of_the_data_file_has_a_test`]).
 macro_rules! families {
-    ($($name:ident),* $(,)?) => {$(
-        #[test]
-        fn $name() {
-            check_family(stringify!($name));
-        }
-    )*};
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                check_family(stringify!($name));
+            }
+        )*
+
+        /// The configs the tests above stream.
+        const TESTED_CONFIGS: &[&str] = &[$(stringify!($name)),*];
+    };
 }
 
 families!(
@@ -582,3 +581,21 @@ families!(
     deepseek_v31,
     mistral,
 );
+
+#[test]
+fn every_family_of_the_data_file_has_a_test() {
+    let facts = support::facts();
+    let mut listed: Vec<&str> = facts.families.values().map(|f| f.config.as_str()).collect();
+    let mut tested = TESTED_CONFIGS.to_vec();
+    listed.sort_unstable();
+    tested.sort_unstable();
+    assert_eq!(tested, listed, "the families! tests and tests/reference/families.json name different configs");
+    for (name, family) in &facts.families {
+        // The fixture the data file names is the one the config's model loads from.
+        let config = support::config(&family.config);
+        let loaded = support::model_dir(config["model"].as_str().expect("model"));
+        let named = support::repo_root().join(&family.model_dir);
+        let same = loaded.canonicalize().ok().zip(named.canonicalize().ok()).is_some_and(|(a, b)| a == b);
+        assert!(same, "{name}: model_dir {} is not the config's model {}", named.display(), loaded.display());
+    }
+}

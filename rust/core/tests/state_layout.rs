@@ -78,19 +78,9 @@ fn layout(config: &str) -> BTreeSet<String> {
     out
 }
 
-/// The configs of `tests/reference/configs.json` that run a parser.
-fn parser_configs() -> Vec<String> {
-    let path = support::repo_root().join("tests/reference/configs.json");
-    let all: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("configs.json")).expect("JSON");
-    let runs_parser = |c: &Value| {
-        c["flags"].as_array().into_iter().flatten().any(|f| f == "--reasoning-parser" || f == "--tool-call-parser")
-    };
-    all.as_object().expect("configs").iter().filter(|(_, c)| runs_parser(c)).map(|(name, _)| name.clone()).collect()
-}
-
 #[test]
 fn the_state_layout_changes_only_with_the_format() {
-    let configs = parser_configs();
+    let configs: Vec<String> = support::facts().families.values().map(|f| f.config.clone()).collect();
     let now: BTreeMap<String, BTreeSet<String>> = configs.iter().map(|c| (c.clone(), layout(c))).collect();
     assert!(now.values().all(|paths| paths.len() > 3), "too few states seen: {now:?}");
     if std::env::var_os("DERENDER_RECORD_LAYOUT").is_some() {

@@ -1,15 +1,18 @@
 //! Shared helpers for the golden-driven integration tests: the recorded
 //! configs and goldens under `tests/reference`, a `Derenderer` built from a
-//! config's server flags, and the documented divergence classes.
+//! config's server flags, and the parser families' test facts
+//! (`tests/reference/families.json`: configs, excused case classes).
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use derender_core::parse::Registry;
 use derender_core::served::Flags;
 use derender_core::{Derenderer, Model, Route, Settings};
+use serde::Deserialize;
 use serde_json::Value;
 
 /// The repository root (two levels above this crate).
@@ -82,35 +85,100 @@ pub fn call(d: &Derenderer, route: Route, body: &Value) -> (u16, Value) {
     (reply.status, value)
 }
 
-/// The quoted strings between `start` and the next line that is exactly `}`.
-fn python_block(src: &str, start: &str) -> Vec<String> {
-    let Some(at) = src.find(start) else { return Vec::new() };
-    let body = &src[at + start.len()..];
-    let end = body.find("\n}").unwrap_or(body.len());
-    body[..end].lines().map(|l| l.split('#').next().unwrap_or("")).map(str::to_string).collect()
+/// One parser family of `tests/reference/families.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Family {
+    /// Its config in `tests/reference/configs.json`.
+    pub config: String,
+    pub tool_parser: Option<String>,
+    pub reasoning_parser: Option<String>,
+    /// The model fixture directory, from the repository root.
+    pub model_dir: String,
+    /// How `tests/test_parser_properties.py` writes its outputs.
+    pub generated: Value,
 }
 
-fn quoted(line: &str) -> Vec<String> {
-    line.split('"').skip(1).step_by(2).map(str::to_string).collect()
+/// One class of excused cases: ids containing one of `id_contains` or equal
+/// to one of `ids`, on `configs` (`"all"`: any config).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Excuse {
+    pub why: String,
+    configs: Value,
+    #[serde(default)]
+    id_contains: Vec<String>,
+    #[serde(default)]
+    ids: Vec<String>,
 }
 
-/// The documented divergence classes, read from `tests/test_goldens.py`
-/// (`DIVERGENT`, and `CONFIG_DIVERGENT[config]`) so there is one list.
-pub fn excused_ids(config: &str) -> Vec<String> {
-    let src = std::fs::read_to_string(repo_root().join("tests/test_goldens.py")).expect("test_goldens.py");
-    let mut out: Vec<String> = python_block(&src, "DIVERGENT = {").iter().flat_map(|l| quoted(l)).collect();
-    assert!(out.len() > 5, "could not read DIVERGENT from tests/test_goldens.py");
-    for line in python_block(&src, "CONFIG_DIVERGENT = {") {
-        let q = quoted(&line);
-        if q.first().map(String::as_str) == Some(config) && line.contains(':') {
-            out.extend(q.into_iter().skip(1));
+impl Excuse {
+    pub fn applies_to(&self, config: &str) -> bool {
+        match &self.configs {
+            Value::String(all) if all == "all" => true,
+            Value::Array(list) => list.iter().any(|c| c.as_str() == Some(config)),
+            other => panic!("families.json: configs must be \"all\" or a list, not {other}"),
         }
     }
-    out
+
+    pub fn covers(&self, id: &str) -> bool {
+        self.ids.iter().any(|i| i == id) || self.id_contains.iter().any(|s| id.contains(s.as_str()))
+    }
 }
 
-pub fn is_excused(id: &str, excused: &[String]) -> bool {
-    excused.iter().any(|e| id.contains(e.as_str()))
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Section {
+    about: Value,
+    classes: Vec<Excuse>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Plain {
+    about: Value,
+    configs: Vec<String>,
+}
+
+/// `tests/reference/families.json`: the parser families' test facts, shared
+/// with the Python suites (`tests/families.py`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Facts {
+    about: Value,
+    plain_configs: Plain,
+    pub families: BTreeMap<String, Family>,
+    excused: BTreeMap<String, Section>,
+}
+
+impl Facts {
+    /// The family whose config is `config`.
+    pub fn family_of(&self, config: &str) -> Option<(&str, &Family)> {
+        self.families.iter().find(|(_, f)| f.config == config).map(|(n, f)| (n.as_str(), f))
+    }
+
+    /// The configs the golden suites run: the plain ones and each family's.
+    pub fn configs(&self) -> Vec<&str> {
+        let plain = self.plain_configs.configs.iter().map(String::as_str);
+        plain.chain(self.families.values().map(|f| f.config.as_str())).collect()
+    }
+
+    /// The classes of the given sections (`goldens`, `chunk_invariance`, ...)
+    /// that apply to `config`.
+    pub fn excuses(&self, config: &str, sections: &[&str]) -> Vec<&Excuse> {
+        sections
+            .iter()
+            .flat_map(|s| &self.excused.get(*s).unwrap_or_else(|| panic!("families.json: no excused.{s}")).classes)
+            .filter(|e| e.applies_to(config))
+            .collect()
+    }
+}
+
+/// The parser families' test facts, `tests/reference/families.json`.
+pub fn facts() -> Facts {
+    let path = reference().join("families.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Is the file a directory that exists (for skipping absent model dirs)?
