@@ -23,7 +23,7 @@ fn recorded() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/state_layout.json")
 }
 
-/// `path: type` for every leaf of `v` (array items share the path `[]`).
+/// `path: type` for every node of `v`.
 fn paths(v: &Value, at: String, out: &mut BTreeSet<String>) {
     match v {
         Value::Object(o) => {
@@ -31,8 +31,16 @@ fn paths(v: &Value, at: String, out: &mut BTreeSet<String>) {
             o.iter().for_each(|(k, item)| paths(item, format!("{at}.{k}"), out));
         }
         Value::Array(a) => {
+            // A snapshot's field list is a positional array (items of mixed
+            // types, or nested field lists): each position is a path of its
+            // own. A homogeneous list (ids, texts, calls) shares one path.
+            let kind = |v: &Value| std::mem::discriminant(v);
+            let positional = a.iter().any(|v| kind(v) != kind(&a[0])) || a.iter().all(Value::is_array);
             out.insert(format!("{at}: array"));
-            a.iter().for_each(|item| paths(item, format!("{at}[]"), out));
+            for (i, item) in a.iter().enumerate() {
+                let at = if positional { format!("{at}[{i}]") } else { format!("{at}[]") };
+                paths(item, at, out);
+            }
         }
         Value::Null => drop(out.insert(format!("{at}: null"))),
         Value::Bool(_) => drop(out.insert(format!("{at}: bool"))),
