@@ -141,6 +141,11 @@ impl CallStream {
     }
 }
 
+/// The whole batch answer as the final delta of a stream that sent none of it.
+pub fn whole_answer(target: Extracted) -> Option<Delta> {
+    CallStream::new().finish_with(target)
+}
+
 crate::impl_snapshot!(CallStream { current, name_sent, prev, streamed, named }
     check |c| crate::parse::snapshot::check_index(c.current, "current"));
 
