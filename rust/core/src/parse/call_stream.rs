@@ -82,6 +82,11 @@ impl CallStream {
         expected.strip_prefix(actual).unwrap_or("").to_string()
     }
 
+    /// The call `remaining` belongs to (-1 with none parsed).
+    pub fn remaining_index(&self) -> Option<i64> {
+        i64::try_from(self.prev.len()).ok().map(|n| n - 1)
+    }
+
     /// `remaining`, counted as streamed: the final delta carries it.
     pub fn take_remaining(&mut self) -> String {
         let rest = self.remaining();
@@ -170,6 +175,7 @@ mod tests {
         s.prev = vec![json!({"name": "f", "arguments": {"a": 1}})];
         s.send_args(0, "{\"a\"".into());
         assert_eq!(s.remaining(), ": 1}");
+        assert_eq!(s.remaining_index(), Some(0));
         assert_eq!(s.take_remaining(), ": 1}");
         assert_eq!(s.remaining(), "");
         // No arguments key reads as `{}`; a string is the text itself.
