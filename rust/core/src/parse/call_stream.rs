@@ -70,7 +70,8 @@ impl CallStream {
     }
 
     /// `get_remaining_unstreamed_args`: what the last parsed call's
-    /// arguments add to those streamed for it (none are `{}`).
+    /// arguments add to those streamed for it (a call without an
+    /// `arguments` key owes `{}`).
     pub fn remaining(&self) -> String {
         let Some(last) = self.prev.last() else { return String::new() };
         let expected = match last.get("arguments") {
