@@ -67,7 +67,7 @@ POST_ROUTES = [
 ]
 GET_ROUTES = ["/health", "/ping", "/version", "/v1/models", "/metrics"]
 SECRET = "fuzz-secret"
-ENVELOPE_FORMAT = "derender/2"
+ENVELOPE_FORMAT = "derender/3"
 
 
 # ---------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def test_plugin_streams_carry_history_in_compact_mode(hermes_plugin_server):
             got = replay.execute_case(compact, case)
             assert without_states(got) == without_states(replay.execute_case(history, case))
             states = [r["stream_state"] for s, r in got if s == 200 and r.get("stream_state")]
-            assert all(s["format"] == "derender/2" for s in states), case["id"]
+            assert all(s["format"] == "derender/3" for s in states), case["id"]
     finally:
         server.stop()
 

@@ -5,7 +5,7 @@
 use super::required::{named_streaming, parse_required, required_streaming};
 use super::snapshot::{Snapshot, SnapshotError};
 use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
-use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall, FunctionCall as WireFunctionCall, ToolCall};
+use crate::wire::response::{Delta, DeltaToolCall, FunctionCall as WireFunctionCall, ToolCall};
 use serde_json::{json, Value};
 
 /// One parser instance: per request in batch, per choice in a stream.
@@ -253,7 +253,7 @@ impl DelegatingParser {
         }
 
         if message.is_none() && !transitioned && !self.in_reasoning_phase() && !self.in_tool_phase() {
-            message = Some(Delta { content: Some(delta_text.clone()), ..Default::default() });
+            message = Some(Delta::content(delta_text.clone()));
         }
         if self.engine_based {
             self.previous_text.clear();
@@ -347,8 +347,7 @@ impl DelegatingParser {
                 }
                 return d;
             }
-            return (!delta_text.is_empty())
-                .then(|| Delta { content: Some(delta_text.to_string()), ..Default::default() });
+            return (!delta_text.is_empty()).then(|| Delta::content(delta_text));
         }
         let supports = tool.supports_required_and_named();
         if let (true, ToolChoice::Named(name)) = (supports, &ctx.tool_choice) {
@@ -527,12 +526,7 @@ fn append_unstreamed_args(tool: &mut dyn ToolParser, message: &mut Delta) {
     let other = tool.remaining_args_index().filter(|&i| i >= 0 && i != last.index && !rest.is_empty());
     match other {
         Some(index) => {
-            message.tool_calls.push(DeltaToolCall {
-                id: None,
-                kind: None,
-                index,
-                function: Some(DeltaFunctionCall { name: None, arguments: Some(rest) }),
-            });
+            message.tool_calls.push(DeltaToolCall::arguments(index, rest));
             message.tool_calls.sort_by_key(|tc| tc.index);
         }
         None => {

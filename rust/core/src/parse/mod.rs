@@ -2,6 +2,7 @@
 //! text into reasoning / content / tool calls, batch and streaming, with
 //! vLLM 0.33's composition rules (`DelegatingParser`).
 
+mod call_stream;
 mod coerce;
 pub mod context;
 mod delegating;

@@ -29,25 +29,13 @@ pub fn parse_required(content: &str) -> Vec<FunctionCall> {
 /// Streaming named tool choice: the first delta names the function, every
 /// delta's text is argument text.
 pub fn named_streaming(delta_text: &str, function_name: &str, name_returned: bool) -> (Delta, bool) {
+    let arguments = delta_text.to_string();
     let call = if name_returned {
-        DeltaToolCall {
-            id: None,
-            kind: None,
-            index: 0,
-            function: Some(DeltaFunctionCall { name: None, arguments: Some(delta_text.to_string()) }),
-        }
+        DeltaToolCall::arguments(0, arguments)
     } else {
-        DeltaToolCall {
-            id: Some(random_tool_call_id()),
-            kind: Some("function"),
-            index: 0,
-            function: Some(DeltaFunctionCall {
-                name: Some(function_name.to_string()),
-                arguments: Some(delta_text.to_string()),
-            }),
-        }
+        DeltaToolCall::opening(0, random_tool_call_id(), function_name.to_string(), Some(arguments))
     };
-    (Delta { tool_calls: vec![call], ..Default::default() }, true)
+    (call.into(), true)
 }
 
 #[derive(Default, Clone)]
@@ -220,15 +208,7 @@ pub fn required_streaming(previous: &str, current: &str) -> (Option<Delta>, bool
         if span.ready_at(sent) {
             let from = end.min(sent);
             if from < end {
-                calls.push(DeltaToolCall {
-                    id: None,
-                    kind: None,
-                    index: index as i64,
-                    function: Some(DeltaFunctionCall {
-                        name: None,
-                        arguments: Some(chars[from..end].iter().collect()),
-                    }),
-                });
+                calls.push(DeltaToolCall::arguments(index as i64, chars[from..end].iter().collect()));
             }
             continue;
         }
@@ -246,5 +226,5 @@ pub fn required_streaming(previous: &str, current: &str) -> (Option<Delta>, bool
     if calls.is_empty() {
         return (None, returned);
     }
-    (Some(Delta { tool_calls: calls, ..Default::default() }), returned)
+    (Some(Delta::tool_calls(calls)), returned)
 }

@@ -173,7 +173,7 @@ impl ReasoningParser for DeepSeekV3Reasoning {
     fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
         match &mut self.inner {
             Some(p) => p.extract_reasoning_streaming(t, ids),
-            None => (!t.delta.is_empty()).then(|| Delta { content: Some(t.delta.to_string()), ..Default::default() }),
+            None => (!t.delta.is_empty()).then(|| Delta::content(t.delta)),
         }
     }
 }

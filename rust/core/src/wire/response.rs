@@ -133,6 +133,46 @@ pub struct Delta {
     pub tool_calls: Vec<DeltaToolCall>,
 }
 
+impl DeltaToolCall {
+    /// A call's first delta: its id, type and name, with any arguments.
+    pub fn opening(index: i64, id: String, name: String, arguments: Option<String>) -> Self {
+        DeltaToolCall {
+            id: Some(id),
+            kind: Some("function"),
+            index,
+            function: Some(DeltaFunctionCall { name: Some(name), arguments }),
+        }
+    }
+
+    /// More of a call's arguments.
+    pub fn arguments(index: i64, arguments: String) -> Self {
+        DeltaToolCall {
+            id: None,
+            kind: None,
+            index,
+            function: Some(DeltaFunctionCall { name: None, arguments: Some(arguments) }),
+        }
+    }
+}
+
+impl Delta {
+    /// Content alone.
+    pub fn content(text: impl Into<String>) -> Self {
+        Delta { content: Some(text.into()), ..Default::default() }
+    }
+
+    /// Tool calls alone.
+    pub fn tool_calls(calls: Vec<DeltaToolCall>) -> Self {
+        Delta { tool_calls: calls, ..Default::default() }
+    }
+}
+
+impl From<DeltaToolCall> for Delta {
+    fn from(call: DeltaToolCall) -> Self {
+        Delta::tool_calls(vec![call])
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct ChatStreamChoice {
     pub index: i64,

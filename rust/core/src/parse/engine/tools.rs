@@ -12,7 +12,7 @@ use crate::model::Model;
 use crate::parse::coerce::{coerce_dict, schema_types};
 use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
 use crate::pycompat::json::{dumps, loads};
-use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+use crate::wire::response::{Delta, DeltaToolCall};
 
 #[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 struct Slot {
@@ -213,12 +213,7 @@ impl EngineTools {
         if slot.id.is_empty() {
             slot.id = random_tool_call_id();
         }
-        DeltaToolCall {
-            id: Some(slot.id.clone()),
-            kind: Some("function"),
-            index: idx as i64,
-            function: Some(DeltaFunctionCall { name: Some(name), arguments }),
-        }
+        DeltaToolCall::opening(idx as i64, slot.id.clone(), name, arguments)
     }
 
     /// `_try_extract_name`: `"name"\s*:\s*"([^"]*)"` in the raw body.
@@ -313,16 +308,11 @@ impl EngineTools {
             }
             // A header format streams the text that named the call.
             if self.tool_header.is_some() && !name_sent_before && self.slots[idx].name_sent && !e.value.is_empty() {
-                deltas.push(args_delta(idx, e.value.clone()));
+                deltas.push(DeltaToolCall::arguments(idx as i64, e.value.clone()));
             }
         } else if !e.value.is_empty() {
             if let Some(diff) = self.compute_arg_delta(idx, &e.value) {
-                deltas.push(DeltaToolCall {
-                    id: None,
-                    kind: None,
-                    index: idx as i64,
-                    function: Some(DeltaFunctionCall { name: None, arguments: Some(diff) }),
-                });
+                deltas.push(DeltaToolCall::arguments(idx as i64, diff));
             }
         }
     }
@@ -371,12 +361,7 @@ impl EngineTools {
         }
         if let Some(r) = remaining.filter(|r| !r.is_empty()) {
             if self.slots[idx].name_sent {
-                deltas.push(DeltaToolCall {
-                    id: None,
-                    kind: None,
-                    index: idx as i64,
-                    function: Some(DeltaFunctionCall { name: None, arguments: Some(r) }),
-                });
+                deltas.push(DeltaToolCall::arguments(idx as i64, r));
             }
         }
     }
@@ -492,15 +477,6 @@ impl EngineTools {
             calls.push(FunctionCall { id: Some(self.slots[idx].id.clone()), name, arguments });
         }
         calls
-    }
-}
-
-fn args_delta(idx: usize, arguments: String) -> DeltaToolCall {
-    DeltaToolCall {
-        id: None,
-        kind: None,
-        index: idx as i64,
-        function: Some(DeltaFunctionCall { name: None, arguments: Some(arguments) }),
     }
 }
 

@@ -11,7 +11,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::model::Model;
 use crate::parse::family::{token_ids, Family, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory};
@@ -19,8 +19,9 @@ use crate::structured::tool_tags::StrictLevel;
 use crate::structured::format::{content, separated, tag, triggered, Choice, TagModel, TagTool, THINK};
 use crate::parse::think::{DeepSeekV3Reasoning, ThinkParser};
 use crate::parse::{ReasoningParser, Registry};
-use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
-use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+use crate::parse::call_stream::CallStream;
+use crate::parse::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use crate::wire::response::{Delta, DeltaToolCall};
 
 pub const CALLS_BEGIN: &str = "<｜tool▁calls▁begin｜>";
 pub const CALLS_END: &str = "<｜tool▁calls▁end｜>";
@@ -45,40 +46,31 @@ pub struct MarkerIds {
     pub call_end: Option<i64>,
 }
 
-/// One entry of vLLM's `prev_tool_call_arr`: only its `arguments` are read
-/// back, and the key may be absent.
-#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(super) struct Seen {
-    arguments: Option<String>,
+/// An entry of vLLM's `prev_tool_call_arr`: the arguments as parsed, or
+/// no key. Only the arguments are read back.
+pub(super) fn seen(arguments: Option<String>) -> Value {
+    match arguments {
+        Some(arguments) => json!({ "arguments": arguments }),
+        None => json!({}),
+    }
+}
+
+fn seen_arguments(entry: &Value) -> Option<String> {
+    entry.get("arguments").and_then(Value::as_str).map(str::to_string)
 }
 
 pub struct DeepSeekToolParser {
     pub(super) format: Format,
     pub(super) ids: MarkerIds,
-    pub(super) name_sent: bool,
-    pub(super) prev: Vec<Seen>,
-    /// `current_tool_id`: -1 before the first call.
-    pub(super) current: i64,
-    /// Per call, the argument text sent so far.
-    pub(super) streamed: Vec<String>,
-    /// Per call (by opener), whether its name was sent.
-    pub(super) names_sent: Vec<bool>,
+    /// vLLM's bookkeeping; `named` is by call opener.
+    pub(super) calls: CallStream,
     /// Content sent so far in the tool phase.
     pub(super) content_sent: String,
 }
 
 impl DeepSeekToolParser {
     pub fn new(format: Format, ids: MarkerIds) -> Self {
-        DeepSeekToolParser {
-            format,
-            ids,
-            name_sent: false,
-            prev: Vec::new(),
-            current: -1,
-            streamed: Vec::new(),
-            names_sent: Vec::new(),
-            content_sent: String::new(),
-        }
+        DeepSeekToolParser { format, ids, calls: CallStream::new(), content_sent: String::new() }
     }
 }
 
@@ -86,7 +78,7 @@ impl DeepSeekToolParser {
     /// vLLM's `extract_tool_calls_streaming`, quirks included.
     fn vllm_step(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
         if !ids.current.contains(&self.ids.calls_begin) {
-            return content_delta(t.delta.to_string());
+            return Some(Delta::content(t.delta));
         }
         let mut delta_text = t.delta.replace(CALLS_BEGIN, "").replace(CALLS_END, "");
         let count = |s: &[i64], id: Option<i64>| id.map_or(0, |id| s.iter().filter(|&&x| x == id).count());
@@ -97,7 +89,7 @@ impl DeepSeekToolParser {
 
         // Plain text, or text after a closed call.
         if cur_start == cur_end && prev_end == cur_end && !delta_text.contains(CALL_END) {
-            return content_delta(delta_text);
+            return Some(Delta::content(delta_text));
         }
         let mut portion: Option<String> = None;
         let mut text_portion: Option<String> = None;
@@ -113,89 +105,73 @@ impl DeepSeekToolParser {
             // A new call: a lone opener token carries no text yet.
             portion = (ids.delta.len() > 1).then(|| after_last(t.current, CALL_BEGIN).to_string());
             text_portion = None;
-            self.current += 1;
-            self.name_sent = false;
-            self.streamed.push(String::new());
+            self.calls.begin(self.calls.current + 1);
         } else if cur_start > cur_end && cur_start == prev_start {
             portion = Some(after_last(t.current, CALL_BEGIN).to_string());
             text_portion = None;
         } else if cur_start == cur_end {
             // The call closes: send the delta up to its last `"}` if any
             // arguments were seen.
-            if self.prev.is_empty() {
+            if self.calls.prev.is_empty() {
                 return None;
             }
-            let seen = usize::try_from(self.current).ok().and_then(|i| self.prev.get(i))?;
-            if truthy(&seen.arguments) {
+            let index = usize::try_from(self.calls.current).ok()?;
+            if truthy(&seen_arguments(self.calls.prev.get(index)?)) {
                 let end = delta_text.rfind("\"}")?;
                 let diff = format!("{}\"}}", &delta_text[..end]);
-                let streamed = usize::try_from(self.current).ok().and_then(|i| self.streamed.get_mut(i))?;
-                streamed.push_str(&diff);
-                return args_delta(self.current, diff);
+                return self.calls.send_args(index, diff).map(Delta::from);
             }
         } else {
             // More call ends than starts.
-            return Some(Delta {
-                content: Some(delta_text.replace(CALL_BEGIN, "").replace(CALL_END, "")),
-                ..Default::default()
-            });
+            return Some(Delta::content(delta_text.replace(CALL_BEGIN, "").replace(CALL_END, "")));
         }
 
-        let (mut name, mut call) = (None, Seen::default());
+        let (mut name, mut parsed) = (None, None);
         if let Some(p) = portion.as_deref().filter(|p| !p.is_empty()) {
             let (n, args) = match self.format.match_portion(p) {
                 Some(found) => found,
                 None => (self.format.match_name(p)?, String::new()),
             };
-            (name, call) = (Some(n), Seen { arguments: Some(args) });
+            (name, parsed) = (Some(n), Some(args));
         }
 
-        if !self.name_sent {
+        if !self.calls.name_sent {
             let name = name.filter(|n| !n.is_empty())?;
-            self.name_sent = true;
-            return Some(Delta {
-                tool_calls: vec![DeltaToolCall {
-                    id: Some(random_tool_call_id()),
-                    kind: Some("function"),
-                    index: self.current,
-                    function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
-                }],
-                ..Default::default()
-            });
+            return Some(self.calls.open(name).into());
         }
         if portion.is_none() {
-            return text_portion.map(|_| Delta { content: Some(delta_text), ..Default::default() });
+            return text_portion.map(|_| Delta::content(delta_text));
         }
 
-        let index = usize::try_from(self.current).ok()?;
-        if self.prev.len() <= index {
-            self.prev.push(Seen::default());
+        let index = usize::try_from(self.calls.current).ok()?;
+        if self.calls.prev.len() <= index {
+            self.calls.prev.push(seen(None));
         }
         // An index past the list is vLLM's IndexError: nothing is sent.
-        let prev_args = self.prev.get(index)?.arguments.clone();
-        let cur_args = call.arguments.clone();
+        let prev_args = seen_arguments(self.calls.prev.get(index)?);
+        let cur_args = parsed.clone();
         let delta = match (truthy(&prev_args), truthy(&cur_args)) {
             (false, true) => {
                 let args = cur_args.unwrap_or_default();
-                *self.streamed.get_mut(index)? = args.clone();
-                args_delta(self.current, args)
+                *self.calls.streamed.get_mut(index)? = args.clone();
+                Some(DeltaToolCall::arguments(self.calls.current, args).into())
             }
             (true, true) => {
                 let (prev, cur) = (prev_args.unwrap_or_default(), cur_args.unwrap_or_default());
                 if cur.len() > prev.len() && cur.starts_with(&prev) {
                     let diff = cur[prev.len()..].to_string();
-                    *self.streamed.get_mut(index)? = cur;
-                    args_delta(self.current, diff)
+                    *self.calls.streamed.get_mut(index)? = cur;
+                    Some(DeltaToolCall::arguments(self.calls.current, diff).into())
                 } else {
                     None
                 }
             }
             _ => None,
         };
-        if index + 1 == self.prev.len() {
-            self.prev[index] = call;
+        if index + 1 == self.calls.prev.len() {
+            self.calls.prev[index] = seen(parsed);
         } else {
-            self.prev.push(call);
+            self.calls.prev.push(seen(parsed));
         }
         delta
     }
@@ -287,22 +263,6 @@ impl Format {
     }
 }
 
-fn content_delta(text: String) -> Option<Delta> {
-    Some(Delta { content: Some(text), ..Default::default() })
-}
-
-fn args_delta(index: i64, arguments: String) -> Option<Delta> {
-    Some(Delta {
-        tool_calls: vec![DeltaToolCall {
-            id: None,
-            kind: None,
-            index,
-            function: Some(DeltaFunctionCall { name: None, arguments: Some(arguments) }),
-        }],
-        ..Default::default()
-    })
-}
-
 fn truthy(s: &Option<String>) -> bool {
     s.as_deref().is_some_and(|s| !s.is_empty())
 }
@@ -348,7 +308,7 @@ impl ToolParser for DeepSeekToolParser {
     }
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
-        let (before, streamed_before) = (self.current, self.streamed.clone());
+        let (before, streamed_before) = (self.calls.current, self.calls.streamed.clone());
         let delta = self.vllm_step(t, ids);
         self.repair(delta, before, &streamed_before, t, ids)
     }
@@ -356,17 +316,14 @@ impl ToolParser for DeepSeekToolParser {
     /// The base `get_remaining_unstreamed_args`: a last call without an
     /// `arguments` key counts as `{}`.
     fn remaining_unstreamed_args(&mut self) -> String {
-        let Some(last) = self.prev.last() else { return String::new() };
-        let expected = last.arguments.clone().unwrap_or_else(|| "{}".to_string());
-        let actual = self.streamed.get(self.prev.len() - 1).map_or("", String::as_str);
-        expected.strip_prefix(actual).unwrap_or("").to_string()
+        self.calls.remaining()
     }
 
     /// With several call markers in one chunk the repaired stream is ahead
     /// of vLLM's bookkeeping: the last recorded call need not be the last
     /// call of the final delta.
     fn remaining_args_index(&self) -> Option<i64> {
-        i64::try_from(self.prev.len()).ok().map(|n| n - 1)
+        self.calls.remaining_index()
     }
 }
 
@@ -693,5 +650,4 @@ mod tests {
     }
 }
 
-crate::impl_snapshot!(DeepSeekToolParser { name_sent, prev, current, streamed, names_sent, content_sent }
-    check |p| crate::parse::snapshot::check_index(p.current, "current"));
+crate::impl_snapshot!(DeepSeekToolParser { content_sent } nested { calls });

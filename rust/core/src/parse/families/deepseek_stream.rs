@@ -6,10 +6,10 @@
 //! repair only fires where vLLM's stream would never catch up by itself.
 
 use super::deepseek::{
-    match_v31_call, match_v3_call, DeepSeekToolParser, Format, Seen, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END,
+    match_v31_call, match_v3_call, seen, DeepSeekToolParser, Format, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END,
 };
-use crate::parse::{random_tool_call_id, Ids, Texts};
-use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+use crate::parse::{FunctionCall, Ids, Texts};
+use crate::wire::response::Delta;
 
 impl DeepSeekToolParser {
     /// What batch reports as content for `text`.
@@ -71,46 +71,47 @@ impl DeepSeekToolParser {
         // last opener, whose index is the number of openers so far.
         let openers = self.ids.call_begin.map_or(0, |id| ids.current.iter().filter(|&&x| x == id).count());
         let last = openers as i64 - 1;
-        if last > self.current {
-            let opened = self.current != before;
+        let calls = &mut self.calls;
+        if last > calls.current {
+            let opened = calls.current != before;
             if opened {
                 for tc in &mut d.tool_calls {
-                    if tc.index == self.current {
+                    if tc.index == calls.current {
                         tc.index = last;
                     }
                 }
-                let entry = self.streamed.pop().unwrap_or_default();
-                self.streamed.resize(openers - 1, String::new());
-                self.streamed.push(entry);
+                let entry = calls.streamed.pop().unwrap_or_default();
+                calls.streamed.resize(openers - 1, String::new());
+                calls.streamed.push(entry);
             } else {
                 // Every opener is closed (vLLM took its closing branch). vLLM
                 // then read a later call's text as call `current`'s: drop its
                 // delta for that call; the closed-call pass below sends what
                 // each call lacks.
-                d.tool_calls.retain(|tc| tc.index != self.current);
-                let cur = usize::try_from(self.current).unwrap_or(usize::MAX);
-                if let (Some(s), Some(old)) = (self.streamed.get_mut(cur), streamed_before.get(cur)) {
+                d.tool_calls.retain(|tc| tc.index != calls.current);
+                let cur = usize::try_from(calls.current).unwrap_or(usize::MAX);
+                if let (Some(s), Some(old)) = (calls.streamed.get_mut(cur), streamed_before.get(cur)) {
                     s.clone_from(old);
                 }
-                self.streamed.resize(openers, String::new());
-                self.name_sent = true;
+                calls.streamed.resize(openers, String::new());
+                calls.name_sent = true;
                 changed = true;
             }
-            if self.prev.len() < openers - 1 {
-                self.prev.resize(openers - 1, Seen::default());
+            if calls.prev.len() < openers - 1 {
+                calls.prev.resize(openers - 1, seen(None));
             }
-            self.current = last;
+            calls.current = last;
         }
-        if self.names_sent.len() < openers {
-            self.names_sent.resize(openers, false);
+        if calls.named.len() < openers {
+            calls.named.resize(openers, false);
         }
-        if self.streamed.len() < openers {
-            self.streamed.resize(openers, String::new());
+        if calls.streamed.len() < openers {
+            calls.streamed.resize(openers, String::new());
         }
         for tc in &d.tool_calls {
             let named = tc.function.as_ref().is_some_and(|f| f.name.is_some());
             if let (true, Ok(i)) = (named, usize::try_from(tc.index)) {
-                if let Some(sent) = self.names_sent.get_mut(i) {
+                if let Some(sent) = calls.named.get_mut(i) {
                     *sent = true;
                 }
             }
@@ -118,36 +119,17 @@ impl DeepSeekToolParser {
 
         // A closed call never gets another vLLM delta: send what it lacks.
         for (i, call) in self.closed_calls(t.current).into_iter().enumerate() {
-            let Some((name, args)) = call else { continue };
-            let (Some(named), Some(streamed)) = (self.names_sent.get_mut(i), self.streamed.get_mut(i)) else {
+            let Some((name, arguments)) = call else { continue };
+            let calls = &mut self.calls;
+            if i >= calls.named.len() || i >= calls.streamed.len() {
                 continue;
-            };
-            let missing = if !*named {
-                *named = true;
-                if i as i64 == self.current {
-                    self.name_sent = true;
-                }
-                Some((Some(name), args.clone()))
-            } else if streamed.is_empty()
-                && crate::pycompat::json::loads(&args).is_some_and(|v| v == serde_json::json!({}))
-            {
-                // No arguments streamed reads as `{}`.
-                None
-            } else {
-                // Whitespace alone does not change the parsed arguments.
-                args.strip_prefix(streamed.as_str())
-                    .filter(|rest| !rest.trim().is_empty())
-                    .map(|rest| (None, rest.to_string()))
-            };
-            if let Some((name, arguments)) = missing {
-                let first = name.is_some();
-                d.tool_calls.push(DeltaToolCall {
-                    id: first.then(random_tool_call_id),
-                    kind: first.then_some("function"),
-                    index: i as i64,
-                    function: Some(DeltaFunctionCall { name, arguments: Some(arguments) }),
-                });
-                *streamed = args;
+            }
+            // A call named here gets all its arguments with its name.
+            if !calls.named[i] {
+                calls.streamed[i].clear();
+            }
+            if let Some(tc) = calls.complete(i, &FunctionCall { id: None, name, arguments }) {
+                d.tool_calls.push(tc);
                 changed = true;
             }
         }

@@ -11,7 +11,7 @@ use crate::parse::family::{Family, KeepSpecial, ToolFamily, ToolParserFactory};
 use crate::structured::tool_tags::StrictLevel;
 use crate::structured::format::{content, separated, tag, triggered, Choice, TagModel, TagTool};
 use crate::parse::{random_tool_call_id, Registry, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
-use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+use crate::wire::response::{Delta, DeltaToolCall};
 
 const START: &str = "<tool_call>";
 const END: &str = "</tool_call>";
@@ -156,24 +156,14 @@ impl HermesParser {
                     return;
                 };
                 self.name_sent = true;
-                deltas.push(DeltaToolCall {
-                    id: Some(random_tool_call_id()),
-                    kind: Some("function"),
-                    index,
-                    function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
-                });
+                deltas.push(DeltaToolCall::opening(index, random_tool_call_id(), name, None));
             }
             if let Some(args) = tool_args(&json, complete) {
                 let count = args.chars().count();
                 if count > self.args_sent {
                     let diff: String = args.chars().skip(self.args_sent).collect();
                     self.args_sent = count;
-                    deltas.push(DeltaToolCall {
-                        id: None,
-                        kind: None,
-                        index,
-                        function: Some(DeltaFunctionCall { name: None, arguments: Some(diff) }),
-                    });
+                    deltas.push(DeltaToolCall::arguments(index, diff));
                 }
             }
             let Some(end) = closed_at else { return };

@@ -18,48 +18,30 @@ use crate::parse::Registry;
 use crate::pycompat::truthy;
 use crate::parse::partial_json::{partial_loads, raw_decode, Allow};
 use crate::pycompat::json::dumps;
-use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
-use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+use crate::parse::call_stream::CallStream;
+use crate::parse::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
+use crate::wire::response::Delta;
 
 const BOT: &str = "<|python_tag|>";
 
 #[derive(Default)]
 pub struct Llama3JsonParser {
-    /// The calls as last parsed (`prev_tool_call_arr`).
-    prev: Vec<Value>,
-    /// The call being streamed (`current_tool_id`, -1 before the first).
-    current: isize,
-    name_sent: bool,
-    streamed_args: Vec<String>,
-    /// Per call: whether its name went out, and the text last parsed
-    /// (for completing the answer at the finish).
-    named: Vec<bool>,
+    /// vLLM's bookkeeping; `prev` holds each call as last parsed.
+    calls: CallStream,
+    /// The text so far, for completing the answer at the finish.
     text: String,
 }
 
 impl Llama3JsonParser {
     pub fn new() -> Self {
-        Llama3JsonParser { current: -1, ..Default::default() }
+        Self::default()
     }
 }
-
 
 /// `obj.get(key)` on a parsed call; `Err` where Python would raise (the
 /// value is not a dict).
 fn get<'a>(obj: &'a Value, key: &str) -> Result<Option<&'a Value>, ()> {
     obj.as_object().map(|o| o.get(key)).ok_or(())
-}
-
-fn args_delta(index: isize, arguments: String) -> Delta {
-    Delta {
-        tool_calls: vec![DeltaToolCall {
-            id: None,
-            kind: None,
-            index: index as i64,
-            function: Some(DeltaFunctionCall { name: None, arguments: Some(arguments) }),
-        }],
-        ..Default::default()
-    }
 }
 
 /// The longest common prefix of two strings (`find_common_prefix`).
@@ -155,10 +137,10 @@ impl ToolParser for Llama3JsonParser {
         self.text.clear();
         self.text.push_str(t.current);
         if !(t.current.starts_with(BOT) || t.current.starts_with('{')) {
-            return Some(Delta { content: Some(t.delta.to_string()), ..Default::default() });
+            return Some(Delta::content(t.delta));
         }
         // A name is only sent whole: strings may be partial once it is out.
-        let allow = if self.name_sent { Allow::ALL } else { Allow::NO_STRINGS };
+        let allow = if self.calls.name_sent { Allow::ALL } else { Allow::NO_STRINGS };
         let text: Vec<char> = t.current.chars().collect();
         let start = if t.current.starts_with(BOT) { BOT.chars().count() } else { 0 };
         let (calls, complete) = parse_calls(&text, start, allow)?;
@@ -166,84 +148,55 @@ impl ToolParser for Llama3JsonParser {
             return None;
         }
         // `tool_call_arr[self.current_tool_id]`, Python indexing.
-        let index = if self.current < 0 { calls.len() as isize + self.current } else { self.current };
+        let current = self.calls.current;
+        let index = if current < 0 { calls.len() as i64 + current } else { current };
         let call = calls.get(usize::try_from(index).ok()?)?;
 
-        if calls.len() as isize > self.current + 1 {
+        if calls.len() as i64 > current + 1 {
             // A new call begins: first flush what the completed JSON of the
             // previous one added but was not streamed.
             let mut delta = None;
-            if self.current >= 0 {
+            if let Ok(slot) = usize::try_from(current) {
                 let args = get(call, "arguments").ok()?;
                 if let Some(args) = args.filter(|a| truthy(a)) {
-                    let slot = self.current as usize;
-                    let sent = self.streamed_args.get_mut(slot)?;
-                    let diff = skip_chars(&dumps(args), sent.chars().count());
-                    sent.push_str(&diff);
-                    delta = Some(args_delta(self.current, diff));
+                    let sent = self.calls.streamed.get(slot)?.chars().count();
+                    delta = self.calls.send_args(slot, skip_chars(&dumps(args), sent)).map(Delta::from);
                 }
             }
-            self.current = calls.len() as isize - 1;
-            self.name_sent = false;
-            self.streamed_args.push(String::new());
+            self.calls.begin(calls.len() as i64 - 1);
             return delta;
         }
 
-        let slot = self.current as usize;
+        // The current call is one of those parsed here.
+        let slot = usize::try_from(current).ok()?;
         let mut delta = None;
-        if !self.name_sent {
+        if !self.calls.name_sent {
             if let Some(name) = get(call, "name").ok()?.filter(|n| truthy(n)) {
                 let name = name.as_str()?.to_string();
-                delta = Some(Delta {
-                    tool_calls: vec![DeltaToolCall {
-                        id: Some(random_tool_call_id()),
-                        kind: Some("function"),
-                        index: self.current as i64,
-                        function: Some(DeltaFunctionCall { name: Some(name), arguments: None }),
-                    }],
-                    ..Default::default()
-                });
-                self.name_sent = true;
-                if self.named.len() <= slot {
-                    self.named.resize(slot + 1, false);
-                }
-                self.named[slot] = true;
+                delta = Some(Delta::from(self.calls.open(name)));
+                self.calls.mark_named(slot);
             }
         } else if let Some(args) = get(call, "arguments").ok()?.filter(|a| truthy(a)) {
             // vLLM's jump past skipped calls leaves no slot here (IndexError).
-            let sent = self.streamed_args.get(slot)?.chars().count();
+            let sent = self.calls.streamed.get(slot)?.chars().count();
             let now = dumps(args);
-            let before = get(self.prev.get(slot)?, "arguments").ok()?.filter(|a| truthy(a));
+            let before = get(self.calls.prev.get(slot)?, "arguments").ok()?.filter(|a| truthy(a));
             let diff = if complete[slot] {
                 Some(skip_chars(&now, sent))
             } else {
                 before.map(dumps).filter(|b| *b != now).map(|b| skip_chars(common_prefix(&b, &now), sent))
             };
             if let Some(diff) = diff {
-                self.streamed_args[slot].push_str(&diff);
-                delta = Some(args_delta(self.current, diff));
+                delta = self.calls.send_args(slot, diff).map(Delta::from);
             }
         }
-        self.prev = calls;
+        self.calls.prev = calls;
         delta
     }
 
+    /// Counted as sent, so the finish does not send it again.
     fn remaining_unstreamed_args(&mut self) -> String {
-        let Some(last) = self.prev.last() else { return String::new() };
-        let expected = match last.get("arguments") {
-            Some(Value::String(s)) => s.clone(),
-            Some(v) => dumps(v),
-            None => "{}".to_string(),
-        };
-        let index = self.prev.len() - 1;
-        let actual = self.streamed_args.get(index).map_or("", String::as_str);
-        let rest = expected.strip_prefix(actual).unwrap_or("").to_string();
-        // It is streamed now: record it, so the finish sees it as sent.
-        if self.streamed_args.len() <= index {
-            self.streamed_args.resize(index + 1, String::new());
-        }
-        self.streamed_args[index].push_str(&rest);
-        rest
+        self.calls.take_remaining()
     }
 
     /// Sends what vLLM's chunking kept from the batch answer; nothing when
@@ -253,44 +206,7 @@ impl ToolParser for Llama3JsonParser {
         if !(text.starts_with(BOT) || text.starts_with('{')) {
             return None;
         }
-        let target = batch(&text);
-        if !target.tools_called {
-            // Held as a call that never came: it is content, as in batch,
-            // unless part of a call already went out.
-            let silent = !self.named.contains(&true) && self.streamed_args.iter().all(String::is_empty);
-            return silent.then(|| Delta { content: target.content, ..Default::default() });
-        }
-        let mut out = Vec::new();
-        for (i, call) in target.calls.into_iter().enumerate() {
-            let named = self.named.get(i).copied().unwrap_or(false);
-            let sent = self.streamed_args.get(i).map_or("", String::as_str);
-            // What went out differs from the answer: it cannot be taken back.
-            let Some(rest) = call.arguments.strip_prefix(sent).map(str::to_string) else { continue };
-            // An empty argument stream reads as `{}`: vLLM's stream sends
-            // none for an empty object, and its batch answer agrees with that.
-            let reads_as_empty = sent.is_empty() && call.arguments == "{}";
-            if named && (rest.is_empty() || reads_as_empty) {
-                continue;
-            }
-            out.push(DeltaToolCall {
-                id: (!named).then(random_tool_call_id),
-                kind: (!named).then_some("function"),
-                index: i as i64,
-                function: Some(DeltaFunctionCall {
-                    name: (!named).then(|| call.name.clone()),
-                    arguments: (!rest.is_empty()).then_some(rest),
-                }),
-            });
-            if self.named.len() <= i {
-                self.named.resize(i + 1, false);
-            }
-            if self.streamed_args.len() <= i {
-                self.streamed_args.resize(i + 1, String::new());
-            }
-            self.named[i] = true;
-            self.streamed_args[i] = call.arguments;
-        }
-        (!out.is_empty()).then(|| Delta { tool_calls: out, ..Default::default() })
+        self.calls.finish_with(batch(&text))
     }
 }
 
@@ -446,5 +362,4 @@ mod tests {
     }
 }
 
-crate::impl_snapshot!(Llama3JsonParser { prev, current, name_sent, streamed_args, named, text }
-    check |p| crate::parse::snapshot::check_index(p.current, "current"));
+crate::impl_snapshot!(Llama3JsonParser { text } nested { calls });

@@ -21,6 +21,7 @@ use crate::parse::family::{token_ids, Family, KeepSpecial, ToolFamily, ToolParse
 use crate::parse::Registry;
 use crate::parse::json_events::{raw_decode, JsonEvent, JsonEventParser};
 use crate::pycompat::json::{dumps, loads};
+use crate::parse::call_stream::{whole_answer, CallStream};
 use crate::parse::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolChoice, ToolParser};
 use crate::ids::random_alnum_id;
 use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
@@ -77,7 +78,8 @@ pub struct MistralParser {
     json: JsonEventParser,
     /// The stream's JSON is a single object rather than a list.
     bare_object: bool,
-    current_tool: i64,
+    /// vLLM's bookkeeping: only `current_tool_id` is kept here.
+    calls: CallStream,
     starting_new_tool: bool,
     new_name: Option<String>,
     new_string_arguments: Option<String>,
@@ -98,7 +100,7 @@ impl MistralParser {
             state: State::WaitingForToolStart,
             json: JsonEventParser::default(),
             bare_object: false,
-            current_tool: -1,
+            calls: CallStream::new(),
             starting_new_tool: false,
             new_name: None,
             new_string_arguments: None,
@@ -144,7 +146,7 @@ impl MistralParser {
         DeltaToolCall {
             id: None,
             kind: Some("function"),
-            index: self.current_tool,
+            index: self.calls.current,
             function: Some(DeltaFunctionCall { name: None, arguments: None }),
         }
     }
@@ -199,7 +201,7 @@ impl MistralParser {
                     self.finish_delta(current, &mut calls);
                 }
                 modified = false;
-                self.current_tool += 1;
+                self.calls.current += 1;
                 self.unsent_id = Some(mistral_id());
                 current = self.new_delta();
             }
@@ -327,7 +329,7 @@ impl ToolParser for MistralParser {
         if ctx.tool_choice == ToolChoice::None && !ctx.tools.is_empty() {
             // Batch returns the whole text as content here; so does the
             // stream (vLLM's drops what follows a `[TOOL_CALLS]` token).
-            return Some(Delta { content: Some(t.delta.to_string()), ..Default::default() });
+            return Some(Delta::content(t.delta));
         }
         if ids.delta.contains(&self.tool_calls_id) || t.delta.contains(TOOL_CALLS) {
             self.started = true;
@@ -336,7 +338,7 @@ impl ToolParser for MistralParser {
             self.started = true;
         }
         if !self.started {
-            return Some(Delta { content: Some(t.delta.to_string()), ..Default::default() });
+            return Some(Delta::content(t.delta));
         }
         self.stream_json(t.delta, ids.delta)
     }
@@ -353,21 +355,8 @@ impl ToolParser for MistralParser {
             return None;
         }
         let calls = calls_in(json);
-        if calls.is_empty() {
-            return Some(Delta { content: Some(json.to_string()), ..Default::default() });
-        }
-        self.calls_sent = true;
-        let tool_calls = calls
-            .into_iter()
-            .enumerate()
-            .map(|(i, call)| DeltaToolCall {
-                id: call.id,
-                kind: Some("function"),
-                index: i as i64,
-                function: Some(DeltaFunctionCall { name: Some(call.name), arguments: Some(call.arguments) }),
-            })
-            .collect();
-        Some(Delta { tool_calls, ..Default::default() })
+        self.calls_sent = !calls.is_empty();
+        whole_answer(Extracted { tools_called: self.calls_sent, calls, content: Some(json.to_string()) })
     }
 }
 
@@ -646,11 +635,10 @@ crate::impl_snapshot!(MistralParser {
     state,
     json,
     bare_object,
-    current_tool,
     starting_new_tool,
     new_name,
     new_string_arguments,
     unsent_id,
     json_text,
     calls_sent,
-} check |p| crate::parse::snapshot::check_index(p.current_tool, "current_tool"));
+} nested { calls });

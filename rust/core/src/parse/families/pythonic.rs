@@ -10,12 +10,15 @@
 
 use std::sync::Arc;
 
+use serde_json::json;
+
 use crate::model::Model;
 use crate::parse::family::{Family, ToolFamily, ToolParserFactory};
 use crate::parse::Registry;
 use crate::parse::pyast::{parse_call_list, CallList, NotCalls};
+use crate::parse::call_stream::{whole_answer, CallStream};
 use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
-use crate::wire::response::{Delta, DeltaFunctionCall, DeltaToolCall};
+use crate::wire::response::{Delta, DeltaToolCall};
 
 const PY_START: &str = "<|python_start|>";
 const PY_END: &str = "<|python_end|>";
@@ -24,11 +27,8 @@ const PY_END: &str = "<|python_end|>";
 pub struct PythonicParser {
     /// `llama4_pythonic`: `<|python_start|>` … `<|python_end|>` around the list.
     llama4: bool,
-    /// vLLM's `current_tool_id` (starts at -1).
-    current_tool: i64,
-    streamed_args: Vec<String>,
-    /// A tool delta was returned (vLLM's `prev_tool_call_arr` is set).
-    called: bool,
+    /// vLLM's bookkeeping; `prev` is its placeholder once a call went out.
+    calls: CallStream,
     /// The stream gave up on calls and passes text through as content.
     content_mode: bool,
     /// The text so far, for the end-of-stream check.
@@ -39,7 +39,19 @@ pub struct PythonicParser {
 
 impl PythonicParser {
     pub fn new(llama4: bool) -> Self {
-        PythonicParser { llama4, current_tool: -1, ..Default::default() }
+        PythonicParser { llama4, ..Default::default() }
+    }
+
+    /// A tool delta was returned.
+    fn called(&self) -> bool {
+        !self.calls.prev.is_empty()
+    }
+
+    /// vLLM sets `prev_tool_call_arr = [{"arguments": {}}]` then.
+    fn mark_called(&mut self) {
+        if !self.called() {
+            self.calls.prev = vec![json!({"arguments": {}})];
+        }
     }
 
     /// The batch input after the llama4 wrapper is removed.
@@ -71,16 +83,16 @@ impl PythonicParser {
         let count = list.calls.len();
         let mut deltas = Vec::new();
         for (index, call) in list.calls.into_iter().enumerate() {
-            if (index as i64) < self.current_tool {
+            if (index as i64) < self.calls.current {
                 continue;
             }
-            self.current_tool = index as i64;
-            if self.streamed_args.len() == index {
-                self.streamed_args.push(String::new());
+            self.calls.current = index as i64;
+            if self.calls.streamed.len() == index {
+                self.calls.streamed.push(String::new());
             }
             let complete = index + 1 < count || !added.contains(")]");
             if complete {
-                self.current_tool += 1;
+                self.calls.current += 1;
             }
             let mut withheld = String::new();
             if !complete {
@@ -95,35 +107,25 @@ impl PythonicParser {
             let args = call.arguments.dumps()?;
             // `compute_tool_delta` raises when the closers do not line up.
             let Some(args) = args.strip_suffix(withheld.as_str()) else { return Err(NotCalls) };
-            let Some(sent) = self.streamed_args.get_mut(index) else { return Err(NotCalls) };
+            let Some(sent) = self.calls.streamed.get(index) else { return Err(NotCalls) };
             if sent.is_empty() {
-                sent.push_str(args);
-                deltas.push(DeltaToolCall {
-                    id: Some(random_tool_call_id()),
-                    kind: Some("function"),
-                    index: index as i64,
-                    function: Some(DeltaFunctionCall { name: Some(call.name), arguments: Some(args.to_string()) }),
-                });
+                self.calls.streamed[index] = args.to_string();
+                let id = random_tool_call_id();
+                deltas.push(DeltaToolCall::opening(index as i64, id, call.name, Some(args.to_string())));
             } else {
                 let diff: String = args.chars().skip(sent.chars().count()).collect();
                 if !diff.is_empty() {
-                    sent.push_str(&diff);
-                    deltas.push(DeltaToolCall {
-                        id: None,
-                        kind: None,
-                        index: index as i64,
-                        function: Some(DeltaFunctionCall { name: None, arguments: Some(diff) }),
-                    });
+                    deltas.extend(self.calls.send_args(index, diff));
                 }
             }
         }
         if !deltas.is_empty() {
-            self.called = true;
-            return Ok(Some(Delta { tool_calls: deltas, ..Default::default() }));
+            self.mark_called();
+            return Ok(Some(Delta::tool_calls(deltas)));
         }
-        if added.is_empty() && self.current_tool > 0 {
+        if added.is_empty() && self.calls.current > 0 {
             // vLLM's empty delta once the calls are done.
-            return Ok(Some(Delta { content: Some(String::new()), ..Default::default() }));
+            return Ok(Some(Delta::content("")));
         }
         Ok(None)
     }
@@ -161,9 +163,8 @@ impl ToolParser for PythonicParser {
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
         self.text = t.current.to_string();
-        let content = |text: &str| Some(Delta { content: Some(text.to_string()), ..Default::default() });
         if self.content_mode || !self.starts_calls(t.current) {
-            return content(t.delta);
+            return Some(Delta::content(t.delta));
         }
         if t.delta.is_empty() && (ids.delta.is_empty() || self.after_held) {
             // A stop token derender holds back (or then drops) is text in
@@ -172,10 +173,10 @@ impl ToolParser for PythonicParser {
             return None;
         }
         self.after_held = false;
-        if !self.called && batch_pattern(&self.unwrap_batch(t.current)) == Pattern::Never {
+        if !self.called() && batch_pattern(&self.unwrap_batch(t.current)) == Pattern::Never {
             // Batch will answer with the text as content: stream it so.
             self.content_mode = true;
-            return content(t.current);
+            return Some(Delta::content(t.current));
         }
         self.stream_calls(t.current).ok().flatten()
     }
@@ -183,35 +184,19 @@ impl ToolParser for PythonicParser {
     /// `get_remaining_unstreamed_args` with vLLM's placeholder
     /// `prev_tool_call_arr = [{"arguments": {}}]`.
     fn remaining_unstreamed_args(&mut self) -> String {
-        if !self.called {
-            return String::new();
-        }
-        let actual = self.streamed_args.first().map_or("", String::as_str);
-        "{}".strip_prefix(actual).unwrap_or("").to_string()
+        self.calls.remaining()
     }
 
     /// At the end, a stream that streamed nothing gives what batch gives.
     fn finish_streaming(&mut self) -> Option<Delta> {
-        if self.content_mode || self.called || !self.starts_calls(&self.text) {
+        if self.content_mode || self.called() || !self.starts_calls(&self.text) {
             return None;
         }
-        let info = self.batch(&self.text);
-        if !info.tools_called {
-            return Some(Delta { content: info.content, ..Default::default() });
+        let delta = whole_answer(self.batch(&self.text));
+        if delta.as_ref().is_some_and(|d| !d.tool_calls.is_empty()) {
+            self.mark_called();
         }
-        let tool_calls = info
-            .calls
-            .into_iter()
-            .enumerate()
-            .map(|(i, c)| DeltaToolCall {
-                id: Some(random_tool_call_id()),
-                kind: Some("function"),
-                index: i as i64,
-                function: Some(DeltaFunctionCall { name: Some(c.name), arguments: Some(c.arguments) }),
-            })
-            .collect();
-        self.called = true;
-        Some(Delta { tool_calls, ..Default::default() })
+        delta
     }
 }
 
@@ -535,5 +520,4 @@ mod tests {
     }
 }
 
-crate::impl_snapshot!(PythonicParser { current_tool, streamed_args, called, content_mode, text, after_held }
-    check |p| crate::parse::snapshot::check_index(p.current_tool, "current_tool"));
+crate::impl_snapshot!(PythonicParser { content_mode, text, after_held } nested { calls });
