@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -19,15 +20,11 @@ from derender.config import ServerConfig
 
 HERE = Path(__file__).parent
 REFERENCE = HERE / "reference"
-# Model dirs of reference/configs.json that the repository carries.
+# Model dirs of reference/configs.json that the repository carries: the
+# bundled Qwen3 and each fixture under tests/models.
 MODEL_DIRS = {
     "models/qwen3": DEFAULT_MODEL_DIR,
-    "models/deepseek_r1": HERE / "models" / "deepseek_r1",
-    "models/deepseek_v3": HERE / "models" / "deepseek_v3",
-    "models/deepseek_v31": HERE / "models" / "deepseek_v31",
-    "models/qwen3_coder": HERE / "models" / "qwen3_coder",
-    "models/llama3": HERE / "models" / "llama3",
-    "models/mistral": HERE / "models" / "mistral",
+    **{f"models/{d.name}": d for d in sorted((HERE / "models").iterdir()) if d.is_dir()},
 }
 
 
@@ -106,3 +103,25 @@ def server_factory() -> Iterator:
     yield start
     for s in servers:
         s.stop()
+
+
+@pytest.fixture(scope="module")
+def engine_url() -> Iterator[str]:
+    """`derender engine`, the engine simulator, on a free loopback port."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "derender.cli", "engine", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(150):
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + "/health", timeout=1).status_code == 200:
+                    break
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

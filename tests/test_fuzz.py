@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from calls import STATE_FORMAT
 from conftest import REFERENCE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -67,7 +68,7 @@ POST_ROUTES = [
 ]
 GET_ROUTES = ["/health", "/ping", "/version", "/v1/models", "/metrics"]
 SECRET = "fuzz-secret"
-ENVELOPE_FORMAT = "derender/3"
+ENVELOPE_FORMAT = STATE_FORMAT
 
 
 # ---------------------------------------------------------------------------

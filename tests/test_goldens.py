@@ -6,35 +6,19 @@ from __future__ import annotations
 
 import gzip
 import json
-import sys
 
 import pytest
-from conftest import MODEL_DIRS, REFERENCE
-from families import GOLDEN_CONFIGS, excuse
-
-sys.path.insert(0, str(REFERENCE))
-import replay  # noqa: E402
-
-CONFIGS = json.loads((REFERENCE / "configs.json").read_text())
-# Configs whose goldens and model dirs the repository carries: the plain ones
-# and each parser family's (tests/reference/families.json).
-CONFIGS_UNDER_TEST = GOLDEN_CONFIGS
-
-
-def load_cases(config: str) -> list[dict]:
-    with gzip.open(REFERENCE / "goldens" / f"{config}.jsonl.gz", "rt") as f:
-        return [json.loads(line) for line in f]
-
-
-def is_excused(case: dict) -> bool:
-    """In a deliberate, documented divergence class (docs/divergences.md):
-    the `goldens` classes of tests/reference/families.json."""
-    return excuse("goldens", case) is not None
-
-
-def server_args(config: str) -> list[str]:
-    c = CONFIGS[config]
-    return [str(MODEL_DIRS[c["model"]]), "--served-model-name", c["served_model_name"], *c["flags"]]
+from conftest import REFERENCE
+from families import excuse
+from goldens import (
+    CONFIGS_UNDER_TEST,
+    is_excused,
+    load_cases,
+    replay,
+    score,
+    server_args,
+    without_states,
+)
 
 
 @pytest.fixture(scope="module", params=CONFIGS_UNDER_TEST)
@@ -59,21 +43,6 @@ def compact_server(config_server):
     server.stop()
 
 
-def score(config: str, url: str, kinds: set[str], level: str) -> tuple[int, list[str]]:
-    client = replay.Client(url)
-    failures: list[str] = []
-    ran = 0
-    for case in load_cases(config):
-        if case["kind"] not in kinds or is_excused(case):
-            continue
-        ran += 1
-        results = replay.execute_case(client, case)
-        diffs = replay.compare_case(case, results, level, "auto")
-        if diffs:
-            failures.append(f"{case['id']}: {diffs[:3]}")
-    return ran, failures
-
-
 def test_batch_and_stream_strict(config_server):
     config, server = config_server
     ran, failures = score(config, server.url, {"batch", "stream"}, "strict")
@@ -93,16 +62,6 @@ def test_render_strict(config_server):
     ran, failures = score(config, server.url, {"render"}, "strict")
     assert ran >= 15
     assert failures == []
-
-
-def without_states(results: list) -> list:
-    """Answers with their stream states left out (normalised: volatile ids)."""
-    out = []
-    for status, resp in results:
-        if isinstance(resp, dict):
-            resp = {k: v for k, v in resp.items() if k != "stream_state"}
-        out.append((status, replay.normalize(resp, "stream")))
-    return out
 
 
 def test_compact_states_give_replays_chunks(config_server, compact_server):

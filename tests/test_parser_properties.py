@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from calls import CHAT, PROMPT, assemble, batch, stream
 from families import FAMILIES as FACTS
 from families import ROOT
-from test_divergences import CHAT, PROMPT, assemble, batch, stream
 
 from derender import Derenderer
 

@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from calls import STATE_FORMAT
 from conftest import Server
-from test_goldens import CONFIGS, score, server_args
+from goldens import CONFIGS, load_cases, score, server_args, without_states
 
 from derender import DEFAULT_MODEL_DIR, Derenderer
 from derender.plugins import ReasoningParserManager, ToolParserManager, load_plugin
@@ -60,7 +61,6 @@ def test_plugin_streams_carry_history_in_compact_mode(hermes_plugin_server):
     """A plugin parser cannot be serialized: in the default mode its streams
     carry their history inside our state and give the same chunks."""
     import replay
-    from test_goldens import load_cases, without_states
 
     server = Server(hermes_plugin_args())
     try:
@@ -70,7 +70,7 @@ def test_plugin_streams_carry_history_in_compact_mode(hermes_plugin_server):
             got = replay.execute_case(compact, case)
             assert without_states(got) == without_states(replay.execute_case(history, case))
             states = [r["stream_state"] for s, r in got if s == 200 and r.get("stream_state")]
-            assert all(s["format"] == "derender/3" for s in states), case["id"]
+            assert all(s["format"] == STATE_FORMAT for s in states), case["id"]
     finally:
         server.stop()
 

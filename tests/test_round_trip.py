@@ -7,14 +7,9 @@ import contextlib
 import io
 import json
 import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import httpx
-import pytest
-from conftest import free_port
 
 README = Path(__file__).parent.parent / "README.md"
 
@@ -22,27 +17,6 @@ README = Path(__file__).parent.parent / "README.md"
 def readme_round_trips() -> list[str]:
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
     return [b for b in blocks if "/inference/v1/generate" in b]
-
-
-@pytest.fixture(scope="module")
-def engine_url():
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "derender.cli", "engine", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(150):
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "/health", timeout=1).status_code == 200:
-                    break
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
 
 
 def run_example(code: str, render: str, engine: str) -> str:

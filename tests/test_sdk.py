@@ -20,8 +20,7 @@ import pydantic
 import pytest
 from conftest import MODEL_DIRS, REFERENCE
 from families import GOLDEN_CONFIGS
-from test_goldens import CONFIGS, load_cases
-from test_round_trip import engine_url  # noqa: F401 - the engine simulator fixture
+from goldens import CONFIGS, load_cases
 
 from derender import Derenderer
 
@@ -149,7 +148,7 @@ def test_answers_validate_as_sdk_types(config):
     assert problems == [], "\n".join(problems[:10])
 
 
-def test_openai_sdk_example_runs(server_factory, engine_url):  # noqa: F811
+def test_openai_sdk_example_runs(server_factory, engine_url):  #
     """examples/openai_sdk.py against `derender serve` and `derender engine`."""
     spec = importlib.util.spec_from_file_location("openai_sdk_example", EXAMPLE)
     assert spec is not None and spec.loader is not None

@@ -10,8 +10,8 @@ import random
 from contextlib import ExitStack
 
 import pytest
-from test_divergences import CHAT, PROMPT, assemble, post
-from test_serving import Connection, connections_to_two_workers
+from calls import CHAT, PROMPT, STATE_FORMAT, assemble, post
+from workers import Connection, connections_to_two_workers
 
 from derender import DEFAULT_MODEL_DIR, Derenderer
 
@@ -108,7 +108,7 @@ def test_compact_and_replay_give_the_same_chunks(compact, replay):
         got, state = run([compact], ids, sizes=sizes)
         want, vllm_state = run([replay], ids, sizes=sizes)
         assert got == want, sizes
-        assert state["format"] == "derender/3" and "mac" not in state
+        assert state["format"] == STATE_FORMAT and "mac" not in state
         assert vllm_state["output_token_ids"] == ids
     answer = assemble([{"chunk": c} for c in got])
     assert answer["reasoning"].startswith("Let me think")
@@ -149,7 +149,7 @@ def test_a_vllm_history_state_is_replayed_once_then_compact(compact, replay):
     first, vllm_state = run([replay], ids[:half], ends=False)
     assert "output_token_ids" in vllm_state
     rest, state = run([compact], ids[half:], state=vllm_state)
-    assert state["format"] == "derender/3"
+    assert state["format"] == STATE_FORMAT
     assert first + rest == want
 
 
@@ -257,7 +257,7 @@ def test_hand_crafted_states_get_a_400_or_text_never_a_5xx(compact, kind):
     for _ in range(400):
         data = json.dumps(mutations(base, rng)).encode()
         encoded = base64.urlsafe_b64encode(data).decode().rstrip("=")
-        state = {"format": "derender/3", "data": encoded}
+        state = {"format": STATE_FORMAT, "data": encoded}
         status, out = post(compact, CHAT, body([1, 2, 3], state))
         statuses.add(status)
         assert status in (200, 400), out

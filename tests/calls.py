@@ -1,0 +1,102 @@
+"""In-process calls to a core, as the derender routes take them: batch and
+stream bodies, a stream put back together, a core with given parsers.
+A plain module: tests import these helpers from here, never from another
+test module."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from derender import Derenderer
+
+CHAT = "/v1/chat/completions/derender"
+CMPL = "/v1/completions/derender"
+PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
+IM_END = 151645
+# The compact stream state's format: the one the core's recorded layout is for.
+_LAYOUT = Path(__file__).resolve().parent.parent / "rust/core/tests/data/state_layout.json"
+STATE_FORMAT: str = json.loads(_LAYOUT.read_text(encoding="utf-8"))["format"]
+
+
+def post(core: Derenderer, path: str, body: dict) -> tuple[int, dict]:
+    status, out = core.handle(path, json.dumps(body).encode())
+    return status, json.loads(out)
+
+
+def stream(core, path, chunks, request_key, request, prompt_tokens=None):
+    """Send `chunks` (token ids, finish_reason, stop_reason) as one stream."""
+    state, answers = None, []
+    for ids, finish, stop in chunks:
+        choice = {"index": 0, "token_ids": ids, "finish_reason": finish, "stop_reason": stop}
+        body = {
+            "stream": True,
+            "generate_chunk": {"request_id": "s", "choices": [choice]},
+            "stream_state": state,
+            "prompt_token_ids": PROMPT,
+            request_key: request,
+        }
+        if prompt_tokens is not None:
+            body["prompt_tokens"] = prompt_tokens
+        status, out = post(core, path, body)
+        assert status == 200, out
+        state = out["stream_state"]
+        answers.append(out)
+    return answers
+
+
+def batch(core: Derenderer, ids: list[int], request: dict, prompt_ids=None) -> dict:
+    """The batch answer's choice for `ids` under the chat `request`."""
+    body = {
+        "generate_response": {
+            "request_id": "b",
+            "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}],
+        },
+        "chat_request": request,
+    }
+    if prompt_ids is not None:
+        body["prompt_token_ids"] = prompt_ids
+    status, out = post(core, CHAT, body)
+    assert status == 200, out
+    return out["choices"][0]
+
+
+def one_token_chunks(ids: list[int]) -> list[tuple]:
+    """`ids` one per call, the last one finishing the stream."""
+    return [([tok], None, None) for tok in ids[:-1]] + [([ids[-1]], "stop", None)]
+
+
+def assemble(answers: list[dict]) -> dict:
+    """A chat stream put together: reasoning, content, finish reason, and
+    tool calls by index (`id`, `name`, `arguments`)."""
+    out: dict = {"reasoning": "", "content": "", "calls": {}, "finish": None}
+    for answer in answers:
+        for choice in answer["chunk"]["choices"]:
+            delta = choice["delta"]
+            out["reasoning"] += delta.get("reasoning") or ""
+            out["content"] += delta.get("content") or ""
+            for tc in delta.get("tool_calls") or []:
+                empty = {"id": None, "name": "", "arguments": ""}
+                call = out["calls"].setdefault(tc["index"], empty)
+                call["id"] = tc.get("id") or call["id"]
+                function = tc.get("function") or {}
+                call["name"] += function.get("name") or ""
+                call["arguments"] += function.get("arguments") or ""
+            out["finish"] = choice.get("finish_reason") or out["finish"]
+    return out
+
+
+def names_args(calls: dict) -> dict[int, tuple[str, str]]:
+    return {i: (c["name"], c["arguments"]) for i, c in calls.items()}
+
+
+def parser_core(model: str, name: str, **parsers: str) -> Derenderer:
+    """A core for `model` (a conftest MODEL_DIRS key) with the given parsers."""
+    from conftest import MODEL_DIRS
+
+    return Derenderer(
+        str(MODEL_DIRS[model]),
+        served_model_names=[name],
+        enable_auto_tool_choice="tool_call_parser" in parsers,
+        **parsers,
+    )

@@ -1,0 +1,62 @@
+"""vLLM 0.33.0's recorded answers (tests/reference/goldens) and how the
+golden tests score a server against them with the reference `replay.py`.
+A plain module: tests import these helpers from here, never from another
+test module."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+
+from conftest import MODEL_DIRS, REFERENCE
+from families import GOLDEN_CONFIGS, excuse
+
+sys.path.insert(0, str(REFERENCE))
+import replay  # noqa: E402
+
+CONFIGS = json.loads((REFERENCE / "configs.json").read_text())
+# Configs whose goldens and model dirs the repository carries: the plain ones
+# and each parser family's (tests/reference/families.json).
+CONFIGS_UNDER_TEST = GOLDEN_CONFIGS
+
+
+def load_cases(config: str) -> list[dict]:
+    with gzip.open(REFERENCE / "goldens" / f"{config}.jsonl.gz", "rt") as f:
+        return [json.loads(line) for line in f]
+
+
+def is_excused(case: dict) -> bool:
+    """In a deliberate, documented divergence class (docs/divergences.md):
+    the `goldens` classes of tests/reference/families.json."""
+    return excuse("goldens", case) is not None
+
+
+def server_args(config: str) -> list[str]:
+    c = CONFIGS[config]
+    return [str(MODEL_DIRS[c["model"]]), "--served-model-name", c["served_model_name"], *c["flags"]]
+
+
+def score(config: str, url: str, kinds: set[str], level: str) -> tuple[int, list[str]]:
+    client = replay.Client(url)
+    failures: list[str] = []
+    ran = 0
+    for case in load_cases(config):
+        if case["kind"] not in kinds or is_excused(case):
+            continue
+        ran += 1
+        results = replay.execute_case(client, case)
+        diffs = replay.compare_case(case, results, level, "auto")
+        if diffs:
+            failures.append(f"{case['id']}: {diffs[:3]}")
+    return ran, failures
+
+
+def without_states(results: list) -> list:
+    """Answers with their stream states left out (normalised: volatile ids)."""
+    out = []
+    for status, resp in results:
+        if isinstance(resp, dict):
+            resp = {k: v for k, v in resp.items() if k != "stream_state"}
+        out.append((status, replay.normalize(resp, "stream")))
+    return out
