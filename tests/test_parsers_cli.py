@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,21 @@ def test_an_unreadable_model_is_one_error_line(tmp_path: Path) -> None:
     with pytest.raises(SystemExit) as e:
         main(["parsers", str(tmp_path / "absent")])
     assert str(e.value).startswith("error: ")
+
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def readme_names(flag: str) -> set[str]:
+    """The parser names (backticked, aliases included) in the README's row for `flag`."""
+    row = next(
+        line for line in README.read_text().splitlines() if line.startswith(f"| `{flag} NAME`")
+    )
+    described = row.split("|")[2]
+    return {n for n in re.findall(r"`([^`]+)`", described) if re.fullmatch(r"[a-z0-9_\-]+", n)}
+
+
+def test_the_readme_lists_exactly_the_registered_names(capsys: pytest.CaptureFixture[str]) -> None:
+    got = listing(capsys)
+    assert readme_names("--reasoning-parser") == names(got["reasoning"])
+    assert readme_names("--tool-call-parser") == names(got["tool"])

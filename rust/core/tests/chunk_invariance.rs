@@ -574,6 +574,7 @@ families!(
     qwen3_coder,
     seed_oss,
     glm47,
+    ling3,
     minimax_m2,
     llama3_json,
     llama3_pythonic,

@@ -47,6 +47,7 @@ EOS = {
     "qwen3_coder": 151645,
     "llama3": 128009,
     "mistral": 2,
+    "ling3": 151671,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."

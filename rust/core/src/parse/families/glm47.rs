@@ -1,22 +1,18 @@
 //! GLM-4.5/4.7 (`vllm/parser/glm47_moe.py`): `<think>` reasoning and
 //! `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use serde_json::{Map, Value};
-
-use std::sync::Arc;
-
-use serde_json::json;
+use serde_json::{json, Map, Value};
 
 use crate::model::Model;
+use crate::parse::engine::{tr, ArgSyntax, EngineConfig, EventType as E, OpenValue, State as S, Transition};
 use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
 use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
-use crate::structured::tool_tags::StrictLevel;
-use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool};
 use crate::parse::{ChatContext, Registry};
-use crate::parse::engine::{tr, ArgSyntax, EngineConfig, OpenValue, EventType as E, State as S, Transition};
 use crate::pycompat::json::{dumps, dumps_str};
+use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool};
+use crate::structured::tool_tags::StrictLevel;
 
 const ARG_VALUE_END: &str = "</arg_value>";
 
@@ -183,7 +179,7 @@ static ARGS: ArgSyntax = ArgSyntax { convert, open_value, extend_value };
 // Registration: `glm45` (alias `glm47`) reasoning, `glm47` (alias `glm45`)
 // tool calls. GLM-4.7 always constrains the call envelope.
 
-fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
+pub(super) fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
     EngineReasoning::switched(config, ctx.thinking_or_enable_thinking(), model)
 }
 
@@ -193,11 +189,14 @@ static REASONING: ReasoningFamily =
 static TOOLS: ToolFamily = Family {
     names: &["glm47", "glm45"],
     needs: "",
-    load: |_| {
-        let config = |ctx: &ChatContext| config(ctx.thinking_or_enable_thinking());
-        Ok(Arc::new(EngineToolFamily { config, tag_model: Some(&TAG), tool_header: None }))
-    },
+    load: |_| Ok(Arc::new(tools(&TAG))),
 };
+
+/// The tool parser under a tag model (GLM's own, or a sibling's strict level).
+pub(super) fn tools(tag_model: &'static TagModel) -> EngineToolFamily {
+    let config = |ctx: &ChatContext| config(ctx.thinking_or_enable_thinking());
+    EngineToolFamily { config, tag_model: Some(tag_model), tool_header: None }
+}
 
 static TAG: TagModel = TagModel { name: "glm_4_7", build: tag_for, default_level: StrictLevel::Function };
 
@@ -289,7 +288,7 @@ fn glm47_tag(t: &TagTool) -> Value {
 
 /// GLM-4.7 (`<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...`):
 /// xgrammar's builtin when every tool is strict, else vLLM's per-tool tags.
-fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+pub(super) fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
     if !tools.is_empty() && tools.iter().all(|t| t.strict) {
         let mut tags = tools
             .iter()

@@ -1,0 +1,93 @@
+"""Record a new parser family's golden corpus by re-asking a recorded one:
+every case of `--from`'s goldens (batch, streams at their chunkings, bad
+inputs, render), sent to a live vLLM 0.33.0 serving `--config` (its model
+dir and flags from configs.json), with the served model name swapped. What
+vLLM answers, call by call, is the new config's golden; stream states are
+carried from vLLM's own answers, as replay.py carries them.
+
+Use it for a family that reads the same markup as `--from` (Ling 3 reads
+GLM-4.7's): the cases exercise the markup, the new config's template,
+vocabulary and parser answer them.
+
+    VLLM_TARGET_DEVICE=cpu vllm launch render <model dir> --port P \\
+        --served-model-name <name> <flags from configs.json>
+    python3 tests/reference/record_family.py --vllm http://127.0.0.1:P \\
+        --config ling3 --from glm47
+
+writes tests/reference/goldens/<config>.jsonl.gz (replay.py scores it).
+Standard library only."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gzip
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import replay  # noqa: E402
+
+
+def swap_name(value: object, old: str, new: str) -> object:
+    """`value` with every string equal to `old` replaced by `new`."""
+    if isinstance(value, dict):
+        return {k: swap_name(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [swap_name(v, old, new) for v in value]
+    return new if value == old else value
+
+
+def rerecord(
+    client: replay.Client, case: dict, source: str, config: str, names: tuple[str, str]
+) -> dict:
+    out = copy.deepcopy(case)
+    out["id"] = config + case["id"][len(source) :]
+    out["config"] = config
+    for call in out["calls"]:
+        if not call.get("raw"):
+            call["request"] = swap_name(call["request"], *names)
+    results = replay.execute_case(client, out)
+    for call, (status, response) in zip(out["calls"], results, strict=True):
+        call["status"], call["response"] = status, response
+    equivalent = out.get("batch_equivalent")
+    if equivalent:
+        equivalent["request"] = swap_name(equivalent["request"], *names)
+        status, response, _, _ = client.post(out["endpoint"], equivalent["request"])
+        equivalent["status"], equivalent["response"] = status, response
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--vllm", required=True, help="base URL of a running `vllm launch render`")
+    ap.add_argument("--config", required=True, help="the new config (configs.json)")
+    ap.add_argument(
+        "--from", dest="source", required=True, help="the config whose goldens are re-asked"
+    )
+    ap.add_argument("--out", default=str(HERE / "goldens"))
+    args = ap.parse_args(argv)
+
+    configs = json.loads((HERE / "configs.json").read_text())
+    names = (configs[args.source]["served_model_name"], configs[args.config]["served_model_name"])
+    with gzip.open(HERE / "goldens" / f"{args.source}.jsonl.gz", "rt", encoding="utf-8") as f:
+        cases = [json.loads(line) for line in f if line.strip()]
+    client = replay.Client(args.vllm)
+    recorded = [rerecord(client, case, args.source, args.config, names) for case in cases]
+    path = Path(args.out) / f"{args.config}.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for case in recorded:
+            f.write(json.dumps(case, ensure_ascii=False) + "\n")
+    kinds: dict[str, int] = {}
+    for case in recorded:
+        kinds[case["kind"]] = kinds.get(case["kind"], 0) + 1
+    print(f"{args.config}: {len(recorded)} cases {kinds} -> {path} ({path.stat().st_size} bytes)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
