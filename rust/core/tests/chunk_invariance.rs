@@ -15,10 +15,11 @@
 //! once then a token-less finishing chunk (only where the stop is visible
 //! before the finish, see [`finish_is_predictable`]); every two-way split
 //! (outputs up to 64 tokens; longer ones get 64 split points spread over the
-//! output plus up to 64 cuts inside a marker or a multi-byte character); 100
-//! seeded random partitions. Odd-numbered random partitions add cuts inside
-//! markers (tag-like text such as `<tool_call>` spelled as text tokens,
-//! `[TOOL_CALLS]`, `<｜tool▁sep｜>`, JSON keys) and inside multi-byte
+//! output plus up to 64 cuts inside a marker or a multi-byte character); 40
+//! seeded random partitions (100 with `DERENDER_EXHAUSTIVE=1`). Odd-numbered
+//! random partitions add cuts inside markers (tag-like text such as
+//! `<tool_call>` spelled as text tokens, `[TOOL_CALLS]`, `<｜tool▁sep｜>`,
+//! JSON keys) and inside multi-byte
 //! characters (CJK, emoji); every tenth ends with a token-less finishing
 //! chunk; every fifth, for outputs up to 64 tokens, cuts each boundary with
 //! probability 1/2.
@@ -38,7 +39,15 @@ use derender_core::stream::{StateCodec, StateMode};
 use derender_core::{Derenderer, Route};
 use serde_json::{json, Value};
 
-const RANDOM_PARTITIONS: usize = 100;
+/// Seeded random partitions per choice: a sample in the normal test run,
+/// all of them with `DERENDER_EXHAUSTIVE=1` (the slow run, docs/testing.md).
+fn random_partitions() -> usize {
+    if std::env::var_os("DERENDER_EXHAUSTIVE").is_some() {
+        100
+    } else {
+        40
+    }
+}
 const FULL_SPLIT_LIMIT: usize = 64;
 const MAX_RANDOM_CUTS: usize = 8;
 
@@ -445,7 +454,7 @@ fn chunkings(lane: &Lane, seed: u64) -> Vec<(String, Vec<Range<usize>>)> {
         out.push((format!("split@{c}"), parts_from_cuts(n, &[c])));
     }
     let mut rng = Rng(seed);
-    for r in 0..RANDOM_PARTITIONS {
+    for r in 0..random_partitions() {
         let mut cuts: Vec<usize> = if r % 5 == 4 && n <= FULL_SPLIT_LIMIT {
             (1..n).filter(|_| rng.chance(50)).collect()
         } else {
