@@ -54,6 +54,30 @@ pub struct Transition {
     pub skip_in_token_id_mode: bool,
 }
 
+/// A family's two configs, thinking on and off, each built once on first use.
+pub struct ByThinking {
+    on: std::sync::OnceLock<EngineConfig>,
+    off: std::sync::OnceLock<EngineConfig>,
+}
+
+impl Default for ByThinking {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ByThinking {
+    pub const fn new() -> Self {
+        ByThinking { on: std::sync::OnceLock::new(), off: std::sync::OnceLock::new() }
+    }
+
+    /// The config for `thinking`, from `build(thinking)` the first time.
+    pub fn get(&'static self, thinking: bool, build: impl FnOnce(bool) -> EngineConfig) -> &'static EngineConfig {
+        let cell = if thinking { &self.on } else { &self.off };
+        cell.get_or_init(|| build(thinking))
+    }
+}
+
 /// `ParserEngineConfig`: one model format, as data.
 #[derive(Debug)]
 pub struct EngineConfig {

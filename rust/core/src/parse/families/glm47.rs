@@ -1,12 +1,12 @@
 //! GLM-4.5/4.7 (`vllm/parser/glm47_moe.py`): `<think>` reasoning and
 //! `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
 use crate::model::Model;
-use crate::parse::engine::{tr, ArgSyntax, EngineConfig, EventType as E, OpenValue, State as S, Transition};
+use crate::parse::engine::{tr, ArgSyntax, ByThinking, EngineConfig, EventType as E, OpenValue, State as S, Transition};
 use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
 use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
 use crate::parse::{ChatContext, Registry};
@@ -71,13 +71,8 @@ fn build(thinking: bool) -> EngineConfig {
 }
 
 pub fn config(thinking: bool) -> &'static EngineConfig {
-    static ON: OnceLock<EngineConfig> = OnceLock::new();
-    static OFF: OnceLock<EngineConfig> = OnceLock::new();
-    if thinking {
-        ON.get_or_init(|| build(true))
-    } else {
-        OFF.get_or_init(|| build(false))
-    }
+    static CONFIGS: ByThinking = ByThinking::new();
+    CONFIGS.get(thinking, build)
 }
 
 fn find(c: &[char], from: usize, pat: &str) -> Option<usize> {

@@ -4,7 +4,6 @@
 //! The header before the argument marker is the call's own id; the JSON
 //! arguments pass through as written.
 
-use std::sync::OnceLock;
 
 use std::sync::Arc;
 
@@ -16,7 +15,7 @@ use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
 use crate::structured::tool_tags::StrictLevel;
 use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool};
 use crate::parse::{ChatContext, Registry};
-use crate::parse::engine::{tr, EngineConfig, EventType as E, State as S, Transition};
+use crate::parse::engine::{tr, ByThinking, EngineConfig, EventType as E, State as S, Transition};
 
 pub const SECTION_BEGIN: &str = "<|tool_calls_section_begin|>";
 pub const SECTION_END: &str = "<|tool_calls_section_end|>";
@@ -84,13 +83,8 @@ fn build(thinking: bool) -> EngineConfig {
 
 /// The format with or without its `<think>` markers (`thinking` kwargs).
 pub fn config(thinking: bool) -> &'static EngineConfig {
-    static ON: OnceLock<EngineConfig> = OnceLock::new();
-    static OFF: OnceLock<EngineConfig> = OnceLock::new();
-    if thinking {
-        ON.get_or_init(|| build(true))
-    } else {
-        OFF.get_or_init(|| build(false))
-    }
+    static CONFIGS: ByThinking = ByThinking::new();
+    CONFIGS.get(thinking, build)
 }
 
 /// `_extract_tool_id_and_name`: the header's `(id, name)` by vLLM's

@@ -16,7 +16,20 @@ macro_rules! families {
     };
 }
 
-families!(deepseek, glm47, hermes, kimi_k2, ling3, llama3_json, minimax_m2, mistral, pythonic, qwen3, seed_oss, step3p5);
+families!(
+    deepseek,
+    glm47,
+    hermes,
+    kimi_k2,
+    ling3,
+    llama3_json,
+    minimax_m2,
+    mistral,
+    pythonic,
+    qwen3,
+    seed_oss,
+    step3p5
+);
 
 // Helpers of the families above.
 mod deepseek_stream;

@@ -1,7 +1,6 @@
 //! The Qwen3 format (`vllm/parser/qwen3.py`): `<think>` reasoning and
 //! `<tool_call>` XML tool calls in one engine config.
 
-use std::sync::OnceLock;
 
 use std::sync::Arc;
 
@@ -13,7 +12,7 @@ use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
 use crate::structured::tool_tags::StrictLevel;
 use crate::structured::format::{content, tag, triggered, Choice, TagModel, TagTool, THINK};
 use crate::parse::{ChatContext, Registry};
-use crate::parse::engine::{tr, EngineConfig, EventType as E, State as S};
+use crate::parse::engine::{tr, ByThinking, EngineConfig, EventType as E, State as S};
 
 /// The wrapper strings a family of the Qwen3 grammar uses.
 pub(super) struct Markers {
@@ -97,13 +96,8 @@ pub(super) fn build(m: &Markers, thinking: bool) -> EngineConfig {
 /// The Qwen3 config with thinking on (the default) or off
 /// (`chat_template_kwargs.enable_thinking: false`).
 pub fn config(thinking: bool) -> &'static EngineConfig {
-    static ON: OnceLock<EngineConfig> = OnceLock::new();
-    static OFF: OnceLock<EngineConfig> = OnceLock::new();
-    if thinking {
-        ON.get_or_init(|| build(&QWEN3, true))
-    } else {
-        OFF.get_or_init(|| build(&QWEN3, false))
-    }
+    static CONFIGS: ByThinking = ByThinking::new();
+    CONFIGS.get(thinking, |thinking| build(&QWEN3, thinking))
 }
 
 /// A fresh Qwen3-grammar config, for families that retune a few of its

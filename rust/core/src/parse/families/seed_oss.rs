@@ -2,11 +2,11 @@
 //! markers, reasoning and tool calls. It has no structural-tag model, so
 //! forced tool choices are answered as JSON.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use super::qwen3::{build, Markers};
 use crate::model::Model;
-use crate::parse::engine::{EngineConfig, EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::engine::{ByThinking, EngineConfig, EngineReasoning, EngineReasoningFamily, EngineToolFamily};
 use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
 use crate::parse::{ChatContext, Registry};
 
@@ -22,13 +22,8 @@ const SEED_OSS: Markers = Markers {
 
 /// The config, thinking on or off (`enable_thinking`).
 pub fn config(thinking: bool) -> &'static EngineConfig {
-    static ON: OnceLock<EngineConfig> = OnceLock::new();
-    static OFF: OnceLock<EngineConfig> = OnceLock::new();
-    if thinking {
-        ON.get_or_init(|| build(&SEED_OSS, true))
-    } else {
-        OFF.get_or_init(|| build(&SEED_OSS, false))
-    }
+    static CONFIGS: ByThinking = ByThinking::new();
+    CONFIGS.get(thinking, |thinking| build(&SEED_OSS, thinking))
 }
 
 fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
