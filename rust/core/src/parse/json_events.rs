@@ -123,6 +123,11 @@ fn valid_number(s: &str) -> bool {
 }
 
 impl JsonEventParser {
+    /// The text so far was not JSON: every later piece fails too.
+    pub fn failed(&self) -> bool {
+        self.failed
+    }
+
     /// `parse_coro.send(piece)`.
     pub fn feed(&mut self, text: &str) -> Fed {
         let mut fed = Fed::default();

@@ -90,6 +90,10 @@ pub struct MistralParser {
     /// answers that text as batch does (calls, or the JSON as content).
     json_text: String,
     calls_sent: bool,
+    /// Some content went out (before the marker, or before a later marker
+    /// while the JSON still parsed): the stream then stays vLLM's, with no
+    /// final batch answer after it, which would repeat that content.
+    content_sent: bool,
 }
 
 impl MistralParser {
@@ -107,6 +111,7 @@ impl MistralParser {
             unsent_id: None,
             json_text: String::new(),
             calls_sent: false,
+            content_sent: false,
         }
     }
 
@@ -163,14 +168,30 @@ impl MistralParser {
     /// `_extract_tool_calls_streaming_pre_v11_tokenizer`; `None` when the
     /// JSON parser failed (vLLM logs the exception and sends nothing).
     fn stream_json(&mut self, delta_text: &str, delta_ids: &[i64]) -> Option<Delta> {
+        if self.json.failed() {
+            // vLLM's stream still releases text before a later marker that
+            // ends a delta; its batch answer cannot follow that text, so it
+            // is held here and the stream ends with the batch answer.
+            self.json_text.push_str(delta_text);
+            return None;
+        }
         let mut content: Option<String> = None;
         let mut calls = Vec::new();
         let mut current = self.new_delta();
         let mut modified = false;
         let mut text = delta_text.to_string();
-        let from = if self.json_text.is_empty() { text.find(TOOL_CALLS).unwrap_or(0) } else { 0 };
+        let resumed = !self.json_text.is_empty();
+        let from = if resumed { 0 } else { text.find(TOOL_CALLS).unwrap_or(0) };
         self.json_text.push_str(&text[from..]);
-        if delta_ids.contains(&self.tool_calls_id) || text.contains(TOOL_CALLS) {
+        if resumed {
+            // A later marker: batch reads the first list only, so the text
+            // before the marker goes on with that list and the rest is
+            // dropped. (vLLM streams that text as content and parses the
+            // next list as more of the current call's arguments.)
+            if let Some(at) = text.find(TOOL_CALLS) {
+                text.truncate(at);
+            }
+        } else if delta_ids.contains(&self.tool_calls_id) || text.contains(TOOL_CALLS) {
             let mut parts = text.split(TOOL_CALLS);
             let first = parts.next().unwrap_or("");
             if !text.starts_with(TOOL_CALLS) {
@@ -236,6 +257,7 @@ impl MistralParser {
             self.finish_delta(current, &mut calls);
         }
         let content = content.filter(|c| !c.is_empty());
+        self.content_sent |= content.is_some();
         if content.is_some() || !calls.is_empty() {
             return Some(Delta { content, tool_calls: calls, ..Default::default() });
         }
@@ -338,6 +360,7 @@ impl ToolParser for MistralParser {
             self.started = true;
         }
         if !self.started {
+            self.content_sent |= !t.delta.is_empty();
             return Some(Delta::content(t.delta));
         }
         self.stream_json(t.delta, ids.delta)
@@ -346,7 +369,7 @@ impl ToolParser for MistralParser {
     /// Nothing streamed (the JSON parser gave up, or a guided answer held no
     /// call): the stream ends with what batch finds in the same text.
     fn finish_streaming(&mut self) -> Option<Delta> {
-        if self.calls_sent {
+        if self.calls_sent || self.content_sent {
             return None;
         }
         let text = std::mem::take(&mut self.json_text);
@@ -542,6 +565,19 @@ mod tests {
     }
 
     #[test]
+    fn a_second_marker_ends_the_calls_at_any_split() {
+        let text = r#"[TOOL_CALLS] [{"name": "add", "arguments":{"a": 1}}][TOOL_CALLS] [{"name": "sub", "arguments":{"b": 2}}]"#;
+        let expected = (String::new(), vec![("add".to_string(), r#"{"a": 1}"#.to_string())]);
+        let rest = &text[TOOL_CALLS.len()..];
+        for i in 0..=rest.len() {
+            let (a, b) = rest.split_at(i);
+            // The second marker arrives inside either piece, with text around it.
+            assert_eq!(stream(&[TOOL_CALLS, a, b], ToolChoice::Auto), expected, "split at {i}");
+        }
+        assert_eq!(stream(&[text], ToolChoice::Auto), expected);
+    }
+
+    #[test]
     fn stream_with_tool_choice_none_is_plain_content() {
         let (content, calls) = stream(&["a", TOOL_CALLS, "[{\"name\": \"f\"}]"], ToolChoice::None);
         assert_eq!(content, "a[TOOL_CALLS][{\"name\": \"f\"}]");
@@ -623,6 +659,40 @@ mod tests {
     }
 
     #[test]
+    fn text_after_the_json_parser_gave_up_waits_for_the_batch_answer() {
+        // vLLM releases "4}" (the text before a marker that ends a delta)
+        // after its JSON parser failed, then ends without the batch answer.
+        let c = ctx(ToolChoice::Auto);
+        let mut p = MistralParser::new(ID);
+        let text = r#"[TOOL_CALLS]add{"a": 3.5, "b": 4}[TOOL_CALLS]multiply{"a": 3, "b": 6}"#;
+        let mut content = String::new();
+        for piece in [TOOL_CALLS, r#"add{"a": 3.5, "b": "#, &format!("4}}{TOOL_CALLS}"), r#"multiply{"a": 3, "b": 6}"#] {
+            let ids: Vec<i64> = if piece.contains(TOOL_CALLS) { vec![ID] } else { vec![1] };
+            let t = Texts { previous: "", current: piece, delta: piece };
+            let i = Ids { previous: &[], current: &ids, delta: &ids };
+            content += p.extract_tool_calls_streaming(&t, &i, &c).and_then(|d| d.content).as_deref().unwrap_or("");
+        }
+        assert_eq!(content, "");
+        content += p.finish_streaming().and_then(|d| d.content).as_deref().unwrap_or("");
+        assert_eq!(Some(content), p.extract_tool_calls(text, &c).content);
+    }
+
+    #[test]
+    fn a_stream_that_sent_content_gets_no_final_batch_answer() {
+        // Text before a marker the JSON parser then gives up on: vLLM's
+        // stream, which batch's answer (the JSON part) cannot follow.
+        let c = ctx(ToolChoice::Auto);
+        let mut p = MistralParser::new(ID);
+        for piece in ["Hello", TOOL_CALLS, " not json"] {
+            let ids: Vec<i64> = if piece == TOOL_CALLS { vec![ID] } else { vec![1] };
+            let t = Texts { previous: "", current: piece, delta: piece };
+            let i = Ids { previous: &[], current: &ids, delta: &ids };
+            p.extract_tool_calls_streaming(&t, &i, &c);
+        }
+        assert!(p.finish_streaming().is_none());
+    }
+
+    #[test]
     fn stream_stops_at_invalid_json() {
         let (content, calls) = stream(&["x", TOOL_CALLS, "[{\"name\" 1", "}]", "more"], ToolChoice::Auto);
         assert_eq!(content, "x");
@@ -641,4 +711,5 @@ crate::impl_snapshot!(MistralParser {
     unsent_id,
     json_text,
     calls_sent,
+    content_sent,
 } nested { calls });
