@@ -1,0 +1,162 @@
+"""Streams at seeded random cuts, answered by a live vLLM 0.33.0 and by derender in-process,
+scored as the held-out check scores them (replay.py --stream-target auto --opaque-state).
+
+For each distinct chat stream of a config's corpus (`unseen` or `goldens`: its ids, chat request
+and finish), TRIALS seeded partitions of its ids into 1 to 9 chunks are sent to vLLM (the config's
+model dir and flags, see configs.json) and to a derender core built with the same flags. A
+derender stream passes when it equals vLLM's stream chunk for chunk where vLLM's stream
+assembles to vLLM's batch answer, else when it assembles to that batch answer; a stream equal to
+vLLM's chunk for chunk where vLLM disagrees with its batch answer is counted apart (the
+documented classes of docs/divergences.md). Every other stream is printed: it matches neither.
+
+    VLLM_TARGET_DEVICE=cpu vllm launch render <model dir> --port P \\
+        --served-model-name <name> <flags from configs.json>
+    python3 tests/reference/random_cuts.py --vllm http://127.0.0.1:P --config mistral \\
+        --corpus unseen --trials 10 [--finish-alone]
+
+--finish-alone sends every third stream's finish in a token-less chunk of its own. Needs the
+derender package (the repository's build) and ../shared/reference/replay.py or this directory's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gzip
+import json
+import random
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+SHARED = ROOT.parent / "shared" / "reference"
+sys.path.insert(0, str(SHARED if (SHARED / "replay.py").exists() else HERE))
+import replay  # noqa: E402
+
+from derender import DEFAULT_MODEL_DIR, Derenderer  # noqa: E402
+
+
+class InProcess:
+    """replay.Client's `post`, answered by a core."""
+
+    def __init__(self, core: Derenderer) -> None:
+        self.core = core
+
+    def post(self, path: str, body: object, raw: bool = False, headers: object = None):
+        data = body.encode() if raw and isinstance(body, str) else json.dumps(body).encode()
+        status, out = self.core.handle(path, data)
+        return status, json.loads(out), len(data), len(out)
+
+
+def core_for(config: dict) -> Derenderer:
+    flags, kwargs = config["flags"], {}
+    for i, flag in enumerate(flags):
+        if flag == "--tool-call-parser":
+            kwargs["tool_call_parser"] = flags[i + 1]
+        elif flag == "--reasoning-parser":
+            kwargs["reasoning_parser"] = flags[i + 1]
+        elif flag == "--enable-auto-tool-choice":
+            kwargs["enable_auto_tool_choice"] = True
+    name = config["model"].split("/")[-1]
+    model = DEFAULT_MODEL_DIR if name == "qwen3" else ROOT / "tests" / "models" / name
+    return Derenderer(str(model), served_model_names=[config["served_model_name"]], **kwargs)
+
+
+def chunk(call: dict) -> dict:
+    return call["request"]["generate_chunk"]["choices"][0]
+
+
+def distinct_streams(cases: list[dict]) -> list[dict]:
+    """One case per (ids, chat request, finish): single-choice chat streams with a batch answer."""
+    seen, out = set(), []
+    for case in cases:
+        calls = case["calls"]
+        if (
+            case["kind"] != "stream"
+            or "chat" not in case["endpoint"]
+            or not case.get("batch_equivalent")
+        ):
+            continue
+        bodies = [c["request"] for c in calls]
+        if any(
+            not isinstance(b, dict) or len(b.get("generate_chunk", {}).get("choices", [])) != 1
+            for b in bodies
+        ):
+            continue
+        ids = [t for c in calls for t in chunk(c)["token_ids"]]
+        last = chunk(calls[-1])
+        key = json.dumps(
+            [ids, bodies[0].get("chat_request"), last.get("finish_reason")], sort_keys=True
+        )
+        if key not in seen:
+            seen.add(key)
+            out.append(case)
+    return out
+
+
+def cut(base: dict, rng: random.Random, finish_alone: bool) -> tuple[dict, list[int]]:
+    """`base`'s ids under a seeded partition, as a case without answers."""
+    ids = [t for c in base["calls"] for t in chunk(c)["token_ids"]]
+    n = len(ids)
+    cuts = sorted({rng.randrange(1, n) for _ in range(rng.randint(1, 8))}) if n > 1 else []
+    bounds = [0, *cuts, n] + ([n] if finish_alone else [])
+    last = chunk(base["calls"][-1])
+    case = copy.deepcopy(base)
+    case["calls"] = []
+    for i in range(len(bounds) - 1):
+        request = copy.deepcopy(base["calls"][0]["request"])
+        choice = request["generate_chunk"]["choices"][0]
+        final = i == len(bounds) - 2
+        choice.pop("logprobs", None)
+        choice["token_ids"] = ids[bounds[i] : bounds[i + 1]]
+        choice["finish_reason"] = last.get("finish_reason") if final else None
+        choice["stop_reason"] = last.get("stop_reason") if final else None
+        request["stream_state"] = None if i == 0 else replay.PREV_STATE
+        case["calls"].append({"request": request, "state_lane": 0})
+    return case, [bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--vllm", required=True, help="base URL of a running `vllm launch render`")
+    ap.add_argument("--config", required=True)
+    ap.add_argument("--corpus", default="unseen", choices=["unseen", "goldens"])
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--finish-alone", action="store_true")
+    args = ap.parse_args(argv)
+
+    replay.OPAQUE_STATE = True
+    config = json.loads((HERE / "configs.json").read_text())[args.config]
+    with gzip.open(HERE / args.corpus / f"{args.config}.jsonl.gz", "rt", encoding="utf-8") as f:
+        cases = [json.loads(line) for line in f if line.strip()]
+    vllm, mine = replay.Client(args.vllm), InProcess(core_for(config))
+    total = as_vllm = neither = 0
+    for base in distinct_streams(cases):
+        rng = random.Random(base["id"])
+        for trial in range(args.trials):
+            case, lens = cut(base, rng, args.finish_alone and trial % 3 == 2)
+            for call, (status, response) in zip(
+                case["calls"], replay.execute_case(vllm, case), strict=True
+            ):
+                call["status"], call["response"] = status, response
+            got = replay.execute_case(mine, case)
+            total += 1
+            if not replay.compare_case(case, got, "strict", "auto"):
+                continue
+            if not replay.compare_case(case, got, "strict", "vllm"):
+                as_vllm += 1
+                continue
+            neither += 1
+            print("NEITHER", base["id"], lens, replay.compare_case(case, got, "strict", "auto")[:2])
+    print(
+        f"{args.config} ({args.corpus}): {total} streams; {as_vllm} equal vLLM's stream where it is "
+        f"not batch's answer; {neither} match neither"
+    )
+    return 1 if neither else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
