@@ -42,6 +42,9 @@ pub struct Model {
     pub model_type: Option<String>,
     /// `generation_config.json` (the model's default sampling values).
     pub generation_config: Value,
+    /// `tokenizer_config.json` as read (the tokenizer's `init_kwargs`:
+    /// families read checkpoint fields such as Hunyuan's `token_suffix`).
+    pub tokenizer_config: Value,
     /// Named special tokens as templates see them (`bos_token`, `eos_token`, ...).
     pub special_tokens_map: serde_json::Map<String, Value>,
     /// The longest vocabulary piece in chars (`max_chars_per_token`): a text
@@ -185,6 +188,7 @@ impl Model {
             chat_template,
             model_type,
             generation_config: gen_config,
+            tokenizer_config: tok_config,
             special_tokens_map,
             max_chars_per_token,
             byte_level,

@@ -16,6 +16,9 @@ pub struct ChatContext {
     pub parallel_tool_calls: bool,
     /// The effective chat-template kwargs (server defaults under request).
     pub template_kwargs: Map<String, Value>,
+    /// The request's own `chat_template_kwargs`, as sent (parsers that read
+    /// `request.chat_template_kwargs` rather than the effective kwargs).
+    pub request_kwargs: Map<String, Value>,
 }
 
 impl ChatContext {
@@ -46,6 +49,7 @@ impl ChatContext {
             include_reasoning,
             parallel_tool_calls,
             template_kwargs: effective_template_kwargs(req, default_kwargs),
+            request_kwargs: req.get("chat_template_kwargs").and_then(Value::as_object).cloned().unwrap_or_default(),
         }
     }
 

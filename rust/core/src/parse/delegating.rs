@@ -264,6 +264,16 @@ impl DelegatingParser {
         }
 
         if finished {
+            // `finalize_generation`: a stream whose reasoning never ended may
+            // get fallback content, then the unstreamed tool arguments.
+            let promoted = match &self.reasoning {
+                Some(r) if !self.reasoning_ended => r.streaming_fallback_content(ctx).filter(|c| !c.is_empty()),
+                _ => None,
+            };
+            if let Some(promoted) = promoted {
+                let m = message.get_or_insert_with(Delta::default);
+                m.content = Some(m.content.take().unwrap_or_default() + &promoted);
+            }
             if let (Some(tool), Some(m)) = (&mut self.tool, message.as_mut()) {
                 append_unstreamed_args(tool.as_mut(), m);
             }

@@ -102,6 +102,13 @@ pub trait ReasoningParser: Send {
     fn finish_streaming(&mut self) -> Option<Delta> {
         None
     }
+    /// `get_streaming_fallback_content`: content a stream that ends with its
+    /// reasoning still open gets at the end (Nemotron V3 promotes the
+    /// streamed reasoning when the request forces content).
+    fn streaming_fallback_content(&self, ctx: &ChatContext) -> Option<String> {
+        let _ = ctx;
+        None
+    }
     /// The streaming state as a value (the compact stream state); `None`
     /// when it cannot be serialized (plugins), and the stream carries history.
     fn snapshot(&mut self) -> Option<&mut dyn Snapshot> {

@@ -2,7 +2,11 @@
 //! `deepseek_r1` family uses it, and `deepseek_v3` (R1 behaviour only when
 //! the request turns thinking on, else everything is content).
 
+use std::sync::Arc;
+
+use super::family::ReasoningParserFactory;
 use super::{ChatContext, Ids, ReasoningParser, Texts};
+use crate::model::Model;
 use crate::wire::response::Delta;
 
 fn delta(reasoning: Option<String>, content: Option<String>) -> Option<Delta> {
@@ -141,6 +145,10 @@ impl ThinkParser {
 /// otherwise no reasoning at all.
 pub struct DeepSeekV3Reasoning {
     pub inner: Option<ThinkParser>,
+    /// `poolside_v1`: the token that opens an assistant turn, where the
+    /// backward search of `is_reasoning_end` stops (a `</think>` in an
+    /// earlier turn does not end this one's reasoning).
+    pub turn_start: Option<i64>,
 }
 
 impl ReasoningParser for DeepSeekV3Reasoning {
@@ -155,7 +163,14 @@ impl ReasoningParser for DeepSeekV3Reasoning {
         }
     }
     fn is_reasoning_end(&self, ids: &[i64]) -> bool {
-        self.inner.as_ref().is_none_or(|p| p.is_reasoning_end(ids))
+        match (&self.inner, self.turn_start) {
+            (None, _) => true,
+            (Some(p), None) => p.is_reasoning_end(ids),
+            (Some(p), Some(turn)) => {
+                let this_turn = ids.iter().rposition(|&id| id == turn).map_or(ids, |i| &ids[i + 1..]);
+                p.is_reasoning_end(this_turn)
+            }
+        }
     }
     fn is_reasoning_end_streaming(&self, current: &[i64], delta: &[i64]) -> bool {
         self.inner.as_ref().is_none_or(|p| p.is_reasoning_end_streaming(current, delta))
@@ -191,5 +206,65 @@ impl super::Snapshot for DeepSeekV3Reasoning {
             None if state.is_null() => Ok(()),
             None => Err(super::SnapshotError::Shape("thinking is off: no reasoning state".into())),
         }
+    }
+}
+
+/// When a `<think>` family reasons, per request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switch {
+    /// Always (`deepseek_r1`).
+    Always,
+    /// Only when `thinking` or `enable_thinking` is truthy (`deepseek_v3`).
+    OnRequest,
+    /// Unless `thinking` or `enable_thinking` is given and neither is
+    /// truthy (`holo2`: `DeepSeekV3ReasoningWithThinkingParser`).
+    DefaultOn,
+    /// By the `reasoning_effort` template kwarg: off when it is `no_think`;
+    /// when it is unset or empty, `default_on` (Hunyuan: off for HY3, on
+    /// for HY4).
+    Effort { default_on: bool },
+}
+
+impl Switch {
+    fn on(self, ctx: &ChatContext) -> bool {
+        match self {
+            Switch::Always => true,
+            Switch::OnRequest => ctx.kwarg_true("thinking") || ctx.kwarg_true("enable_thinking"),
+            Switch::DefaultOn => ctx.thinking_or_enable_thinking(),
+            Switch::Effort { default_on } => match ctx.template_kwargs.get("reasoning_effort") {
+                Some(effort) if crate::pycompat::truthy(effort) => effort.as_str() != Some("no_think"),
+                _ => default_on,
+            },
+        }
+    }
+}
+
+/// The factory of a `<think>`-marker family: its markers (matched by token
+/// id), when it reasons, and where an assistant turn starts.
+pub struct ThinkFamily {
+    pub markers: [String; 2],
+    pub ids: [i64; 2],
+    pub switch: Switch,
+    pub turn_start: Option<i64>,
+}
+
+impl ThinkFamily {
+    /// `<think>` / `</think>` under `switch`.
+    pub fn think(ids: [i64; 2], switch: Switch) -> ThinkFamily {
+        ThinkFamily { markers: ["<think>".into(), "</think>".into()], ids, switch, turn_start: None }
+    }
+
+    fn parser(&self) -> ThinkParser {
+        ThinkParser::new(&self.markers[0], &self.markers[1], self.ids[0], self.ids[1])
+    }
+}
+
+impl ReasoningParserFactory for ThinkFamily {
+    fn create(&self, ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
+        if self.switch == Switch::Always {
+            return Box::new(self.parser());
+        }
+        let inner = self.switch.on(ctx).then(|| self.parser());
+        Box::new(DeepSeekV3Reasoning { inner, turn_start: self.turn_start })
     }
 }

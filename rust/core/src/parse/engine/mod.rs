@@ -115,8 +115,10 @@ pub struct EngineConfig {
 /// deltas stream, batch keeps the stripped text).
 #[derive(Debug)]
 pub struct ArgSyntax {
-    /// `arg_converter(raw, partial)`: the arguments so far as JSON text.
-    pub convert: fn(&str, bool) -> String,
+    /// `arg_converter(raw, partial)`: the arguments so far as JSON text;
+    /// `None` where vLLM's converter raises (the delta is skipped; batch
+    /// falls back to reading the body as JSON).
+    pub convert: fn(&str, bool) -> Option<String>,
     /// Start streaming the last value of `raw` when it is an open string.
     pub open_value: fn(&str) -> Option<OpenValue>,
     /// The JSON-escaped text a delta adds to the open value; `None` when

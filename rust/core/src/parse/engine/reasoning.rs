@@ -131,7 +131,17 @@ impl EngineReasoning {
         Some(Delta { content, reasoning, ..Default::default() })
     }
 
-    fn strip_trailing_reasoning(&mut self, delta: Option<Delta>) -> Option<Delta> {
+    /// A streamed delta as `_events_to_delta` makes it, before trailing
+    /// reasoning whitespace is held back: what a family's override sees
+    /// (`strip_trailing_reasoning` then finishes the delta).
+    pub fn raw_delta(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        self.initialize_streaming();
+        let model = self.model.clone();
+        let events = self.engine.feed(&model, t.delta, ids.delta);
+        self.events_to_delta(events, false)
+    }
+
+    pub fn strip_trailing_reasoning(&mut self, delta: Option<Delta>) -> Option<Delta> {
         if !self.config.strip_trailing_reasoning_whitespace {
             return delta;
         }
@@ -275,10 +285,7 @@ impl ReasoningParser for EngineReasoning {
     }
 
     fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
-        self.initialize_streaming();
-        let model = self.model.clone();
-        let events = self.engine.feed(&model, t.delta, ids.delta);
-        let delta = self.events_to_delta(events, false);
+        let delta = self.raw_delta(t, ids);
         self.strip_trailing_reasoning(delta)
     }
 

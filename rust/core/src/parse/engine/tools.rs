@@ -252,7 +252,7 @@ impl EngineTools {
                 None => slot.extender = None,
             }
         }
-        let current = (syntax.convert)(&slot.args, true);
+        let current = (syntax.convert)(&slot.args, true)?;
         let name = slot.name.clone();
         let current = if name.is_empty() { current } else { self.fix_arg_types(&current, &name) };
         let slot = &mut self.slots[idx];
@@ -273,7 +273,7 @@ impl EngineTools {
     fn flush_arg_converter(&mut self, idx: usize) -> Option<String> {
         let syntax = self.config.arg_syntax?;
         let slot = &self.slots[idx];
-        let mut fin = (syntax.convert)(&slot.args, false);
+        let mut fin = (syntax.convert)(&slot.args, false)?;
         if !fin.is_empty() {
             fin = self.fix_arg_types(&fin, &slot.name.clone());
         }
@@ -460,7 +460,7 @@ impl EngineTools {
                 a
             } else if !raw.trim().is_empty() {
                 match self.config.arg_syntax {
-                    Some(syntax) => (syntax.convert)(&raw, false),
+                    Some(syntax) => (syntax.convert)(&raw, false).unwrap_or_else(|| name_and_args(&raw).1),
                     // JSON arguments (Kimi's `_extract_args_json`): the text, stripped.
                     None => raw.trim().to_string(),
                 }

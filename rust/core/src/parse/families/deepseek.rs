@@ -14,11 +14,11 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::model::Model;
-use crate::parse::family::{token_ids, Family, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory};
+use crate::parse::family::{token_ids, Family, ReasoningFamily, ToolFamily, ToolParserFactory};
 use crate::structured::tool_tags::StrictLevel;
 use crate::structured::format::{content, separated, tag, triggered, Choice, TagModel, TagTool, THINK};
-use crate::parse::think::{DeepSeekV3Reasoning, ThinkParser};
-use crate::parse::{ReasoningParser, Registry};
+use crate::parse::think::{Switch, ThinkFamily};
+use crate::parse::Registry;
 use crate::parse::call_stream::CallStream;
 use crate::parse::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::wire::response::{Delta, DeltaToolCall};
@@ -384,45 +384,22 @@ static V31_TAG: TagModel = TagModel {
     default_level: StrictLevel::Auto,
 };
 
-/// `<think>` / `</think>` matched by token id.
-struct Think {
-    ids: [i64; 2],
-    /// `deepseek_v3`: R1 behaviour only when the request turns thinking on.
-    switched: bool,
-}
-
-impl Think {
-    fn parser(&self) -> ThinkParser {
-        ThinkParser::new("<think>", "</think>", self.ids[0], self.ids[1])
-    }
-}
-
-impl ReasoningParserFactory for Think {
-    fn create(&self, ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
-        if !self.switched {
-            return Box::new(self.parser());
-        }
-        let on = ctx.kwarg_true("thinking") || ctx.kwarg_true("enable_thinking");
-        Box::new(DeepSeekV3Reasoning { inner: on.then(|| self.parser()) })
-    }
-}
-
-fn think_ids(model: &Model) -> Result<[i64; 2], String> {
+pub(super) fn think_ids(model: &Model) -> Result<[i64; 2], String> {
     token_ids(model, ["<think>", "</think>"], "could not locate think start/end tokens in the tokenizer")
 }
 
-const THINK_NEEDS: &str = "<think>, </think> as single tokens";
+pub(super) const THINK_NEEDS: &str = "<think>, </think> as single tokens";
 
 static R1_REASONING: ReasoningFamily = Family {
     names: &["deepseek_r1", "step5"],
     needs: THINK_NEEDS,
-    load: |model| Ok(Arc::new(Think { ids: think_ids(model)?, switched: false })),
+    load: |model| Ok(Arc::new(ThinkFamily::think(think_ids(model)?, Switch::Always))),
 };
 
 static V3_REASONING: ReasoningFamily = Family {
     names: &["deepseek_v3"],
     needs: THINK_NEEDS,
-    load: |model| Ok(Arc::new(Think { ids: think_ids(model)?, switched: true })),
+    load: |model| Ok(Arc::new(ThinkFamily::think(think_ids(model)?, Switch::OnRequest))),
 };
 
 pub(super) fn register(registry: &mut Registry) {

@@ -13,15 +13,24 @@ use crate::structured::format::{content, separated, tag, triggered, Choice, TagM
 use crate::parse::{random_tool_call_id, Registry, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::wire::response::{Delta, DeltaToolCall};
 
-const START: &str = "<tool_call>";
-const END: &str = "</tool_call>";
+/// The strings around one call; LongCat's parser is Hermes' with its own.
+pub(super) struct Markers {
+    pub(super) start: &'static str,
+    pub(super) end: &'static str,
+}
+
+const HERMES: Markers = Markers { start: "<tool_call>", end: "</tool_call>" };
+#[cfg(test)]
+const START: &str = HERMES.start;
+#[cfg(test)]
+const END: &str = HERMES.end;
 
 /// Streams from deltas alone: everything it keeps is relative to the end of
 /// the last settled call (closed, its name sent: nothing about it can change
 /// any more), so a chunk costs what the chunk and the open call cost, and
 /// the state is that open call, not the output so far.
-#[derive(Default)]
 pub struct HermesParser {
+    markers: &'static Markers,
     /// A `<tool_call>` was seen: content is over.
     in_calls: bool,
     /// Before it: the content not sent yet (a suffix that may still become
@@ -39,15 +48,15 @@ pub struct HermesParser {
 
 /// The bodies of `<tool_call>` blocks, as `tool_call_regex.findall` sees
 /// them: closed blocks, then an unclosed last block running to the end.
-fn blocks(text: &str) -> Vec<&str> {
+fn blocks<'a>(text: &'a str, m: &Markers) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut rest = text;
-    while let Some(i) = rest.find(START) {
-        let body = &rest[i + START.len()..];
-        match body.find(END) {
+    while let Some(i) = rest.find(m.start) {
+        let body = &rest[i + m.start.len()..];
+        match body.find(m.end) {
             Some(j) => {
                 out.push(&body[..j]);
-                rest = &body[j + END.len()..];
+                rest = &body[j + m.end.len()..];
             }
             None => {
                 out.push(body);
@@ -116,15 +125,28 @@ fn before_last_chars(text: &str, n: usize) -> usize {
 }
 
 impl HermesParser {
+    pub(super) fn new(markers: &'static Markers) -> Self {
+        HermesParser {
+            markers,
+            in_calls: false,
+            tail: String::new(),
+            settled: 0,
+            name_sent: false,
+            args_sent: 0,
+            blocked: false,
+        }
+    }
+
     /// `_extract_content`: text before the first `<tool_call>`, holding back
     /// a suffix that may still become the tag.
     fn content(&mut self) -> Option<String> {
-        let sendable = match self.tail.find(START) {
+        let start = self.markers.start;
+        let sendable = match self.tail.find(start) {
             Some(i) => {
                 self.in_calls = true;
                 i
             }
-            None => before_last_chars(&self.tail, partial_tag_overlap(&self.tail, START)),
+            None => before_last_chars(&self.tail, partial_tag_overlap(&self.tail, start)),
         };
         let text: String = self.tail.drain(..sendable).collect();
         (!text.is_empty()).then_some(text)
@@ -133,19 +155,20 @@ impl HermesParser {
     /// `_extract_tool_call_jsons` on the unsettled text: stream the open
     /// calls' names and arguments, settling each call that closed.
     fn calls(&mut self, deltas: &mut Vec<DeltaToolCall>) {
+        let Markers { start: open, end: close } = *self.markers;
         while !self.blocked {
-            let Some(start) = self.tail.find(START) else {
+            let Some(start) = self.tail.find(open) else {
                 // Text between calls is dropped; keep what may begin a tag.
-                let cut = before_last_chars(&self.tail, partial_tag_overlap(&self.tail, START));
+                let cut = before_last_chars(&self.tail, partial_tag_overlap(&self.tail, open));
                 self.tail.drain(..cut);
                 return;
             };
             self.tail.drain(..start);
-            let body = &self.tail[START.len()..];
-            let (json, complete, closed_at) = match body.find(END) {
-                Some(e) => (body[..e].trim().to_string(), true, Some(START.len() + e + END.len())),
+            let body = &self.tail[open.len()..];
+            let (json, complete, closed_at) = match body.find(close) {
+                Some(e) => (body[..e].trim().to_string(), true, Some(open.len() + e + close.len())),
                 None => {
-                    let json = body[..before_last_chars(body, partial_tag_overlap(body, END))].trim();
+                    let json = body[..before_last_chars(body, partial_tag_overlap(body, close))].trim();
                     (json.to_string(), !json.is_empty() && loads(json).is_some(), None)
                 }
             };
@@ -186,9 +209,9 @@ impl ToolParser for HermesParser {
 
     fn extract_tool_calls(&self, text: &str, _ctx: &ChatContext) -> Extracted {
         let not_called = || Extracted { tools_called: false, calls: Vec::new(), content: Some(text.to_string()) };
-        let Some(first) = text.find(START) else { return not_called() };
+        let Some(first) = text.find(self.markers.start) else { return not_called() };
         let mut calls = Vec::new();
-        for body in blocks(text) {
+        for body in blocks(text, self.markers) {
             match parse_call(body) {
                 Some(c) => calls.push(c),
                 None => return not_called(),
@@ -224,11 +247,15 @@ crate::impl_snapshot!(HermesParser { in_calls, tail, settled, name_sent, args_se
 
 // Registration.
 
-struct Hermes;
+/// A Hermes-style family: its markers and structural-tag model.
+pub(super) struct Hermes {
+    pub(super) markers: &'static Markers,
+    pub(super) tag: &'static TagModel,
+}
 
 impl ToolParserFactory for Hermes {
     fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
-        Box::new(HermesParser::default())
+        Box::new(HermesParser::new(self.markers))
     }
 
     fn keep_special_tokens(&self) -> KeepSpecial {
@@ -236,31 +263,37 @@ impl ToolParserFactory for Hermes {
     }
 
     fn tag_model(&self) -> Option<&'static TagModel> {
-        Some(&TAG)
+        Some(self.tag)
     }
 }
 
-static TAG: TagModel = TagModel { name: "hermes", build: tag_for, default_level: StrictLevel::Auto };
+static TAG: TagModel =
+    TagModel { name: "hermes", build: |tools, choice| tag_for(&HERMES, tools, choice), default_level: StrictLevel::Auto };
 
-static TOOLS: ToolFamily = Family { names: &["hermes", "qwen3_json"], needs: "", load: |_| Ok(Arc::new(Hermes)) };
+static TOOLS: ToolFamily = Family {
+    names: &["hermes", "qwen3_json"],
+    needs: "",
+    load: |_| Ok(Arc::new(Hermes { markers: &HERMES, tag: &TAG })),
+};
 
 pub(super) fn register(registry: &mut Registry) {
     registry.tool_family(&TOOLS);
     registry.tag_model(&TAG);
 }
 
-/// Hermes (`<tool_call>{"name": ..., "arguments": ...}</tool_call>`): every
-/// tool, with and without the newlines.
-fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+/// Hermes-style (`_hermes_style_structural_tag`: `<tool_call>{"name": ...,
+/// "arguments": ...}</tool_call>`): every tool, with and without the newlines.
+pub(super) fn tag_for(m: &Markers, tools: &[TagTool], choice: Choice) -> Value {
     let mut tags = Vec::new();
     for t in tools {
-        for (open, close) in [("<tool_call>\n", "}\n</tool_call>"), ("<tool_call>", "}</tool_call>")] {
+        let shapes = [(format!("{}\n", m.start), format!("}}\n{}", m.end)), (m.start.to_string(), format!("}}{}", m.end))];
+        for (open, close) in shapes {
             let begin = format!("{open}{{\"name\": \"{}\", \"arguments\": ", t.name);
-            tags.push(tag(&begin, content(t.schema(), "json"), close));
+            tags.push(tag(&begin, content(t.schema(), "json"), &close));
         }
     }
     match choice {
-        Choice::Auto => triggered(&["<tool_call>"], tags, false, &[]),
+        Choice::Auto => triggered(&[m.start], tags, false, &[]),
         Choice::Forced => separated(tags, "", true),
         Choice::Required => separated(tags, "", false),
     }

@@ -128,12 +128,12 @@ fn chunkings(text: &str, seed: &mut u64) -> Vec<Vec<String>> {
 
 fn stream(parts: &[String], restore_each_call: bool) -> Vec<Step> {
     let ctx = ChatContext::from_request(&Default::default(), &Default::default());
-    let mut parser = HermesParser::default();
+    let mut parser = HermesParser::new(&HERMES);
     let mut steps = Vec::new();
     for part in parts {
         if restore_each_call {
             let saved = parser.save_state().unwrap();
-            parser = HermesParser::default();
+            parser = HermesParser::new(&HERMES);
             parser.load_state(saved).unwrap();
         }
         let texts = Texts { previous: "", current: "", delta: part };
@@ -166,7 +166,7 @@ fn incremental_stream_gives_the_whole_text_algorithms_deltas() {
 #[test]
 fn state_is_the_open_call_not_the_output() {
     let ctx = ChatContext::from_request(&Default::default(), &Default::default());
-    let mut parser = HermesParser::default();
+    let mut parser = HermesParser::new(&HERMES);
     let call = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>\n";
     for _ in 0..50 {
         let texts = Texts { previous: "", current: "", delta: call };

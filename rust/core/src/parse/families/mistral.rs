@@ -477,6 +477,7 @@ mod tests {
             include_reasoning: true,
             parallel_tool_calls: true,
             template_kwargs: Default::default(),
+            request_kwargs: Default::default(),
         }
     }
 

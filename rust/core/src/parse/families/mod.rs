@@ -19,15 +19,26 @@ macro_rules! families {
 families!(
     deepseek,
     glm47,
+    granite,
+    granite4,
     hermes,
+    holo2,
+    hunyuan,
     kimi_k2,
     ling3,
     llama3_json,
+    longcat,
+    minimax_append_think,
     minimax_m2,
     mistral,
+    nemotron_v3,
+    olmo3,
+    phi4_mini,
+    poolside,
     pythonic,
     qwen3,
     seed_oss,
+    step3,
     step3p5
 );
 

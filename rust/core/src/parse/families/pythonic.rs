@@ -23,10 +23,60 @@ use crate::wire::response::{Delta, DeltaToolCall};
 const PY_START: &str = "<|python_start|>";
 const PY_END: &str = "<|python_end|>";
 
+/// What surrounds the calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Wrapper {
+    /// `pythonic`: a Python list, `[f(a=1), g()]`.
+    #[default]
+    List,
+    /// `llama4_pythonic`: the list inside `<|python_start|>` … `<|python_end|>`.
+    Llama4,
+    /// `olmo3` (`Olmo3PythonicToolParser`): one call per line inside
+    /// `<function_calls>` … `</function_calls>`. Its streams follow vLLM's
+    /// as they are (none of the list format's turns to content).
+    Olmo3,
+}
+
+const OLMO3_START: &str = "<function_calls>";
+const OLMO3_END: &str = "</function_calls>";
+
+/// Olmo 3's calls as a Python list: its non-blank lines, stripped, joined
+/// by `", "` inside `[` `]`.
+fn olmo3_list(text: &str) -> String {
+    let lines: Vec<&str> = py_splitlines(text).into_iter().map(py_strip).filter(|l| !l.is_empty()).collect();
+    format!("[{}]", lines.join(", "))
+}
+
+/// Python's `str.splitlines()` (without the line ends).
+fn py_splitlines(text: &str) -> Vec<&str> {
+    let is_break = |c: char| matches!(c, '\n' | '\r' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}');
+    let mut lines = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        if is_break(c) {
+            lines.push(&text[start..i]);
+            start = i + c.len_utf8();
+            if c == '\r' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+                chars.next();
+                start += 1;
+            }
+        }
+    }
+    if start < text.len() {
+        lines.push(&text[start..]);
+    }
+    lines
+}
+
+/// Python's `str.strip()`.
+fn py_strip(text: &str) -> &str {
+    text.trim_matches(py_isspace)
+}
+
 #[derive(Default)]
 pub struct PythonicParser {
-    /// `llama4_pythonic`: `<|python_start|>` … `<|python_end|>` around the list.
-    llama4: bool,
+    wrapper: Wrapper,
     /// vLLM's bookkeeping; `prev` is its placeholder once a call went out.
     calls: CallStream,
     /// The stream gave up on calls and passes text through as content.
@@ -38,8 +88,8 @@ pub struct PythonicParser {
 }
 
 impl PythonicParser {
-    pub fn new(llama4: bool) -> Self {
-        PythonicParser { llama4, ..Default::default() }
+    pub fn new(wrapper: Wrapper) -> Self {
+        PythonicParser { wrapper, ..Default::default() }
     }
 
     /// A tool delta was returned.
@@ -54,28 +104,57 @@ impl PythonicParser {
         }
     }
 
-    /// The batch input after the llama4 wrapper is removed.
+    /// The batch input as a Python list, its wrapper removed.
     fn unwrap_batch(&self, text: &str) -> String {
-        match text.strip_prefix(PY_START) {
-            Some(rest) if self.llama4 => rest.replace(PY_END, ""),
-            _ => text.to_string(),
+        match self.wrapper {
+            Wrapper::Llama4 => match text.strip_prefix(PY_START) {
+                Some(rest) => rest.replace(PY_END, ""),
+                None => text.to_string(),
+            },
+            Wrapper::Olmo3 => {
+                // `<function_calls>(.*?)</function_calls>`, stripped.
+                let inner = text.find(OLMO3_START).and_then(|i| {
+                    let body = &text[i + OLMO3_START.len()..];
+                    body.find(OLMO3_END).map(|j| py_strip(&body[..j]))
+                });
+                olmo3_list(inner.unwrap_or(text))
+            }
+            Wrapper::List => text.to_string(),
         }
     }
 
     fn starts_calls(&self, text: &str) -> bool {
-        text.starts_with('[') || (self.llama4 && text.starts_with(PY_START))
+        match self.wrapper {
+            Wrapper::List => text.starts_with('['),
+            Wrapper::Llama4 => text.starts_with('[') || text.starts_with(PY_START),
+            // Its tag may not have arrived whole yet.
+            Wrapper::Olmo3 => text.starts_with('<'),
+        }
     }
 
     /// One streaming step of vLLM's algorithm on the text so far.
     fn stream_calls(&mut self, current: &str) -> Result<Option<Delta>, NotCalls> {
         let mut current = current;
-        if self.llama4 {
-            current = current.strip_prefix(PY_START).unwrap_or(current);
-            if current.ends_with(PY_END) {
-                current = current.rfind(PY_END).map_or(current, |i| &current[..i]);
+        let (start, end) = match self.wrapper {
+            Wrapper::Llama4 => (PY_START, PY_END),
+            Wrapper::Olmo3 => (OLMO3_START, OLMO3_END),
+            Wrapper::List => ("", ""),
+        };
+        if self.wrapper != Wrapper::List {
+            current = current.strip_prefix(start).unwrap_or(current);
+            if current.ends_with(end) {
+                current = current.rfind(end).map_or(current, |i| &current[..i]);
             }
         }
-        let Some((valid, added)) = make_valid_python(current)? else { return Ok(None) };
+        let Some((mut valid, added)) = make_valid_python(current)? else { return Ok(None) };
+        // Olmo 3's completion closes the last call's `)` (no list); the list
+        // format's closes `)]`.
+        let closer = if self.wrapper == Wrapper::Olmo3 {
+            valid = olmo3_list(&valid);
+            ")"
+        } else {
+            ")]"
+        };
         let list = parse_call_list(&valid)?;
         if added.contains('}') && list.has_set {
             return Ok(None);
@@ -90,16 +169,17 @@ impl PythonicParser {
             if self.calls.streamed.len() == index {
                 self.calls.streamed.push(String::new());
             }
-            let complete = index + 1 < count || !added.contains(")]");
+            let complete = index + 1 < count || !added.contains(closer);
             if complete {
                 self.calls.current += 1;
             }
             let mut withheld = String::new();
             if !complete {
                 let closers: Vec<char> = added.chars().collect();
-                withheld = closers[..closers.len() - 2].iter().collect();
+                let kept = closers.len() - closer.len();
+                withheld = closers[..kept].iter().collect();
                 // The call's own `)` becomes the JSON object's `}`.
-                if closers[closers.len() - 2] == ')' {
+                if closers[kept] == ')' {
                     withheld.push('}');
                 }
                 withheld = withheld.replace('\'', "\"");
@@ -134,8 +214,13 @@ impl PythonicParser {
 impl PythonicParser {
     /// `extract_tool_calls`: the regex gate, then `ast.parse`.
     fn batch(&self, text: &str) -> Extracted {
+        let original = text;
         let text = self.unwrap_batch(text);
-        let not_called = |text: String| Extracted { tools_called: false, calls: Vec::new(), content: Some(text) };
+        let not_called = |text: String| {
+            // Olmo 3 answers with the text as the model wrote it.
+            let content = if self.wrapper == Wrapper::Olmo3 { original.to_string() } else { text };
+            Extracted { tools_called: false, calls: Vec::new(), content: Some(content) }
+        };
         if batch_pattern(&text) != Pattern::Match {
             return not_called(text);
         }
@@ -173,7 +258,8 @@ impl ToolParser for PythonicParser {
             return None;
         }
         self.after_held = false;
-        if !self.called() && batch_pattern(&self.unwrap_batch(t.current)) == Pattern::Never {
+        let list_format = self.wrapper != Wrapper::Olmo3;
+        if list_format && !self.called() && batch_pattern(&self.unwrap_batch(t.current)) == Pattern::Never {
             // Batch will answer with the text as content: stream it so.
             self.content_mode = true;
             return Some(Delta::content(t.current));
@@ -189,7 +275,8 @@ impl ToolParser for PythonicParser {
 
     /// At the end, a stream that streamed nothing gives what batch gives.
     fn finish_streaming(&mut self) -> Option<Delta> {
-        if self.content_mode || self.called() || !self.starts_calls(&self.text) {
+        let olmo3 = self.wrapper == Wrapper::Olmo3;
+        if olmo3 || self.content_mode || self.called() || !self.starts_calls(&self.text) {
             return None;
         }
         let delta = whole_answer(self.batch(&self.text));
@@ -375,21 +462,19 @@ fn escaped(chars: &[char], index: usize) -> bool {
 // Registration: `pythonic` and `llama4_pythonic` (the list inside
 // `<|python_start|>` … `<|python_end|>`).
 
-struct Pythonic {
-    llama4: bool,
-}
+pub(super) struct Pythonic(pub(super) Wrapper);
 
 impl ToolParserFactory for Pythonic {
     fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
-        Box::new(PythonicParser::new(self.llama4))
+        Box::new(PythonicParser::new(self.0))
     }
 }
 
 static PYTHONIC: ToolFamily =
-    Family { names: &["pythonic"], needs: "", load: |_| Ok(Arc::new(Pythonic { llama4: false })) };
+    Family { names: &["pythonic"], needs: "", load: |_| Ok(Arc::new(Pythonic(Wrapper::List))) };
 
 static LLAMA4_PYTHONIC: ToolFamily =
-    Family { names: &["llama4_pythonic"], needs: "", load: |_| Ok(Arc::new(Pythonic { llama4: true })) };
+    Family { names: &["llama4_pythonic"], needs: "", load: |_| Ok(Arc::new(Pythonic(Wrapper::Llama4))) };
 
 pub(super) fn register(registry: &mut Registry) {
     registry.tool_family(&PYTHONIC);
@@ -406,7 +491,7 @@ mod tests {
 
     /// Stream `pieces` and assemble (content, [(name, args)]).
     fn stream(pieces: &[&str]) -> (String, Vec<(String, String)>) {
-        let mut p = PythonicParser::new(false);
+        let mut p = PythonicParser::new(Wrapper::List);
         let mut text = String::new();
         let (mut content, mut calls) = (String::new(), Vec::<(String, String)>::new());
         let n = pieces.len();
@@ -434,7 +519,7 @@ mod tests {
     }
 
     fn batch(text: &str) -> (String, Vec<(String, String)>) {
-        let e = PythonicParser::new(false).extract_tool_calls(text, &ctx());
+        let e = PythonicParser::new(Wrapper::List).extract_tool_calls(text, &ctx());
         (e.content.unwrap_or_default(), e.calls.into_iter().map(|c| (c.name, c.arguments)).collect())
     }
 

@@ -220,7 +220,8 @@ fn extend_value(v: &mut OpenValue, delta: &str) -> Option<String> {
 }
 
 /// Qwen3-Coder's `<parameter=k>v</parameter>` arguments (Qwen3, Seed-OSS, Step).
-pub static ARGS: ArgSyntax = ArgSyntax { convert, open_value, extend_value };
+pub static ARGS: ArgSyntax =
+    ArgSyntax { convert: |raw, partial| Some(convert(raw, partial)), open_value, extend_value };
 
 #[cfg(test)]
 mod tests {

@@ -32,8 +32,20 @@ fn build(model: &TagModel, tools: &[TagTool], choice: Choice) -> Value {
 #[test]
 fn every_tag_model_vllm_names_is_registered() {
     let names: Vec<&str> = models().iter().map(|m| m.name).collect();
-    let known = ["deepseek_r1", "deepseek_v3_1", "glm_4_7", "hermes", "kimi", "llama", "minimax", "qwen_3_coder"];
+    let known =
+        ["deepseek_r1", "deepseek_v3_1", "glm_4_7", "hermes", "kimi", "llama", "longcat", "minimax", "qwen_3_coder"];
     assert_eq!(names, known);
+}
+
+#[test]
+fn longcat_tags_are_hermes_tags_under_longcats_markers() {
+    let tools = tools();
+    for choice in [Choice::Auto, Choice::Required, Choice::Forced] {
+        let hermes = tag_text(build(model("hermes"), &tag_tools(&tools), choice));
+        let longcat = tag_text(build(model("longcat"), &tag_tools(&tools), choice));
+        assert_eq!(longcat, hermes.replace("tool_call>", "longcat_tool_call>"), "{choice:?}");
+        assert!(longcat.contains("<longcat_tool_call>") && longcat.contains("</longcat_tool_call>"));
+    }
 }
 
 #[test]
