@@ -262,31 +262,7 @@ pub fn parse_json(body: &[u8]) -> Result<Option<Value>, ApiError> {
 /// A JSON decode error in the shape FastAPI reports Python's `json` errors.
 fn json_error(body: &[u8], e: &serde_json::Error) -> ApiError {
     let text = String::from_utf8_lossy(body);
-    // serde_json reports 1-based line and column; Python reports the char
-    // offset where decoding stopped (the end of the text for a truncated one).
-    let pos = if e.classify() == serde_json::error::Category::Eof {
-        text.chars().count()
-    } else {
-        char_offset(&text, e.line(), e.column())
-    };
-    let detail = e.to_string();
-    let msg = if detail.contains("trailing characters") {
-        "Extra data"
-    } else if detail.contains("key must be a string") {
-        "Expecting property name enclosed in double quotes"
-    } else if detail.contains("expected `:`") {
-        "Expecting ':' delimiter"
-    } else if detail.contains("expected `,` or `}`") || detail.contains("expected `,` or `]`") {
-        "Expecting ',' delimiter"
-    } else if detail.contains("control character") {
-        "Invalid control character at"
-    } else if detail.contains("escape") {
-        "Invalid \\escape"
-    } else if detail.contains("EOF while parsing a string") {
-        "Unterminated string starting at"
-    } else {
-        "Expecting value"
-    };
+    let (msg, pos) = crate::pycompat::json::decode_error(&text, e);
     let mut errs = Errors::default();
     let root = Loc::root("body");
     errs.push(
@@ -301,17 +277,6 @@ fn json_error(body: &[u8], e: &serde_json::Error) -> ApiError {
     err.message = err.message.replacen("'loc': 'body'", &format!("'loc': 'body.{pos}'"), 1);
     err.param = Some(format!("body.{pos}"));
     err
-}
-
-fn char_offset(text: &str, line: usize, column: usize) -> usize {
-    let mut pos = 0usize;
-    for (i, l) in text.split('\n').enumerate() {
-        if i + 1 == line {
-            return pos + l.chars().take(column.saturating_sub(1)).count();
-        }
-        pos += l.chars().count() + 1;
-    }
-    pos
 }
 
 #[cfg(test)]

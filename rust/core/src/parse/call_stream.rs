@@ -14,6 +14,49 @@ use crate::parse::{random_tool_call_id, Extracted, FunctionCall};
 use crate::pycompat::json::{dumps, loads};
 use crate::wire::response::{Delta, DeltaToolCall};
 
+/// `find_common_prefix`: the longest common prefix of two strings.
+pub fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
+    let end = a.char_indices().zip(b.chars()).find(|((_, x), y)| x != y).map(|((i, _), _)| i);
+    &a[..end.unwrap_or_else(|| a.chars().zip(b.chars()).map(|(x, _)| x.len_utf8()).sum())]
+}
+
+/// `find_common_suffix`: the longest common suffix of non-alphanumeric
+/// characters.
+fn common_suffix<'a>(a: &'a str, b: &str) -> &'a str {
+    let n = a.chars().rev().zip(b.chars().rev()).take_while(|(x, y)| x == y && !x.is_alphanumeric()).count();
+    let cut = a.char_indices().rev().nth(n.wrapping_sub(1)).map_or(a.len(), |(i, _)| i);
+    if n == 0 {
+        ""
+    } else {
+        &a[cut..]
+    }
+}
+
+/// `extract_intermediate_diff(curr, old)`: what the new partial JSON adds
+/// between the text both share at the start and the closers both end with.
+pub fn intermediate_diff(curr: &str, old: &str) -> String {
+    let suffix = common_suffix(curr, old);
+    // `old[::-1].replace(suffix[::-1], "", 1)[::-1]`: drop the suffix's last
+    // occurrence.
+    let drop_last = |s: &str| match s.rfind(suffix) {
+        Some(i) if !suffix.is_empty() => format!("{}{}", &s[..i], &s[i + suffix.len()..]),
+        _ => s.to_string(),
+    };
+    let old = drop_last(old);
+    let prefix = common_prefix(curr, &old).to_string();
+    let diff = drop_last(curr);
+    if prefix.is_empty() {
+        diff
+    } else {
+        diff.replacen(&prefix, "", 1)
+    }
+}
+
+/// `s[n:]` in chars.
+pub fn skip_chars(s: &str, n: usize) -> &str {
+    s.char_indices().nth(n).map_or("", |(i, _)| &s[i..])
+}
+
 /// vLLM's per-stream tool-call bookkeeping, and which calls went out named.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct CallStream {
@@ -157,6 +200,14 @@ crate::impl_snapshot!(CallStream { current, name_sent, prev, streamed, named }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn intermediate_diffs_read_as_vllms() {
+        use super::intermediate_diff;
+        assert_eq!(intermediate_diff(r#"{"fruit": "apple"}"#, r#"{"fruit": "ap"}"#), "ple");
+        assert_eq!(intermediate_diff(r#"{"a": 1, "b": 2}"#, r#"{"a": 1}"#), ", \"b\": 2");
+        assert_eq!(intermediate_diff("{}", "{}"), "");
+    }
+
     use super::*;
 
     fn call(name: &str, arguments: &str) -> FunctionCall {

@@ -12,6 +12,62 @@ pub fn loads(text: &str) -> Option<Value> {
     serde_json::from_str(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))).ok()
 }
 
+/// Python's `JSONDecodeError` for `text`, from serde's error: its message
+/// head and the char offset where decoding stopped.
+pub fn decode_error(text: &str, e: &serde_json::Error) -> (&'static str, usize) {
+    // serde_json reports 1-based line and column; Python reports the char
+    // offset where decoding stopped (the end of the text for a truncated one).
+    let pos = if e.classify() == serde_json::error::Category::Eof {
+        text.chars().count()
+    } else {
+        char_offset(text, e.line(), e.column())
+    };
+    let detail = e.to_string();
+    let msg = if detail.contains("trailing characters") {
+        "Extra data"
+    } else if detail.contains("key must be a string") {
+        "Expecting property name enclosed in double quotes"
+    } else if detail.contains("expected `:`") {
+        "Expecting ':' delimiter"
+    } else if detail.contains("expected `,` or `}`") || detail.contains("expected `,` or `]`") {
+        "Expecting ',' delimiter"
+    } else if detail.contains("control character") {
+        "Invalid control character at"
+    } else if detail.contains("escape") {
+        "Invalid \\escape"
+    } else if detail.contains("EOF while parsing a string") {
+        "Unterminated string starting at"
+    } else {
+        "Expecting value"
+    };
+    (msg, pos)
+}
+
+/// `str(e)` of the `JSONDecodeError` `json.loads(text)` raises: `None`
+/// when it does not raise.
+pub fn loads_error(text: &str) -> Option<String> {
+    let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
+    let e = serde_json::from_str::<Value>(trimmed).err()?;
+    let lead = text.chars().count() - text.trim_start_matches([' ', '\t', '\n', '\r']).chars().count();
+    let (msg, pos) = decode_error(trimmed, &e);
+    let pos = pos + lead;
+    let before: Vec<char> = text.chars().take(pos).collect();
+    let line = before.iter().filter(|&&c| c == '\n').count() + 1;
+    let column = pos - before.iter().rposition(|&c| c == '\n').map_or(0, |i| i + 1) + 1;
+    Some(format!("{msg}: line {line} column {column} (char {pos})"))
+}
+
+fn char_offset(text: &str, line: usize, column: usize) -> usize {
+    let mut pos = 0usize;
+    for (i, l) in text.split('\n').enumerate() {
+        if i + 1 == line {
+            return pos + l.chars().take(column.saturating_sub(1)).count();
+        }
+        pos += l.chars().count() + 1;
+    }
+    pos
+}
+
 /// `json.dumps(value, ensure_ascii=False)`.
 pub fn dumps(value: &Value) -> String {
     dumps_with(value, &DumpOptions::default())
@@ -168,6 +224,13 @@ mod tests {
     fn dumps_matches_python() {
         let v = loads(r#"{"city": "Paris", "n": [1, 2.5, 1e-7], "ok": true, "u": "é\n\u0001"}"#).unwrap();
         assert_eq!(dumps(&v), "{\"city\": \"Paris\", \"n\": [1, 2.5, 1e-07], \"ok\": true, \"u\": \"é\\n\\u0001\"}");
+    }
+
+    #[test]
+    fn decode_errors_read_as_pythons() {
+        assert_eq!(loads_error("c").as_deref(), Some("Expecting value: line 1 column 1 (char 0)"));
+        assert_eq!(loads_error("{\"a\": 1} x").as_deref(), Some("Extra data: line 1 column 10 (char 9)"));
+        assert_eq!(loads_error("{\"a\": 1}"), None);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::parse::Registry;
 use crate::pycompat::truthy;
 use crate::parse::partial_json::{partial_loads, raw_decode, Allow};
 use crate::pycompat::json::dumps;
-use crate::parse::call_stream::CallStream;
+use crate::parse::call_stream::{common_prefix, skip_chars, CallStream};
 use crate::parse::{ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::wire::response::Delta;
 
@@ -44,19 +44,6 @@ fn get<'a>(obj: &'a Value, key: &str) -> Result<Option<&'a Value>, ()> {
     obj.as_object().map(|o| o.get(key)).ok_or(())
 }
 
-/// The longest common prefix of two strings (`find_common_prefix`).
-fn common_prefix<'a>(a: &'a str, b: &str) -> &'a str {
-    let end = a
-        .char_indices()
-        .zip(b.chars())
-        .find(|((_, x), y)| x != y)
-        .map_or_else(|| a.chars().zip(b.chars()).map(|(x, _)| x.len_utf8()).sum(), |((i, _), _)| i);
-    &a[..end]
-}
-
-fn skip_chars(s: &str, n: usize) -> String {
-    s.chars().skip(n).collect()
-}
 
 /// Every JSON value in `text` from `start`, joined by two characters
 /// (`"; "`), each with whether its own text is complete JSON. `None` when
@@ -160,7 +147,7 @@ impl ToolParser for Llama3JsonParser {
                 let args = get(call, "arguments").ok()?;
                 if let Some(args) = args.filter(|a| truthy(a)) {
                     let sent = self.calls.streamed.get(slot)?.chars().count();
-                    delta = self.calls.send_args(slot, skip_chars(&dumps(args), sent)).map(Delta::from);
+                    delta = self.calls.send_args(slot, skip_chars(&dumps(args), sent).to_string()).map(Delta::from);
                 }
             }
             self.calls.begin(calls.len() as i64 - 1);
@@ -182,9 +169,9 @@ impl ToolParser for Llama3JsonParser {
             let now = dumps(args);
             let before = get(self.calls.prev.get(slot)?, "arguments").ok()?.filter(|a| truthy(a));
             let diff = if complete[slot] {
-                Some(skip_chars(&now, sent))
+                Some(skip_chars(&now, sent).to_string())
             } else {
-                before.map(dumps).filter(|b| *b != now).map(|b| skip_chars(common_prefix(&b, &now), sent))
+                before.map(dumps).filter(|b| *b != now).map(|b| skip_chars(common_prefix(&b, &now), sent).to_string())
             };
             if let Some(diff) = diff {
                 delta = self.calls.send_args(slot, diff).map(Delta::from);
