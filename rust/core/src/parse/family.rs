@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{ChatContext, ReasoningParser, ToolParser};
 use crate::model::Model;
@@ -61,6 +61,11 @@ pub trait ReasoningParserFactory: Send + Sync {
     /// Render: does `adjust_request` keep special tokens?
     fn keep_special_tokens(&self) -> bool {
         false
+    }
+    /// What the parser's constructor writes into the `chat_template_kwargs`
+    /// it is given (render echoes them as `reasoning_parser_kwargs`).
+    fn adjust_template_kwargs(&self, kwargs: &mut Map<String, Value>) {
+        let _ = kwargs;
     }
 }
 

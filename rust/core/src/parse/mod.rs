@@ -98,6 +98,15 @@ pub trait ReasoningParser: Send {
     fn passthrough(&self) -> bool {
         false
     }
+    /// Text batch puts before the whole output, which is all content
+    /// (`minimax_m2_append_think`'s `<think>`): a stream sends it before its
+    /// first delta and skips the reasoning phase, so it assembles to the
+    /// batch answer even where vLLM's own stream does not (a prompt that
+    /// closed reasoning, tool calls the reasoning phase hides from the tool
+    /// parser).
+    fn content_prefix(&self) -> Option<&'static str> {
+        None
+    }
     /// Flush text an engine still holds (`finish_streaming`).
     fn finish_streaming(&mut self) -> Option<Delta> {
         None

@@ -89,6 +89,16 @@ impl ParserSpec {
         self.tool.is_some()
     }
 
+    /// The `reasoning_parser_kwargs` render answers with: the template
+    /// kwargs as the reasoning parser's constructor leaves them.
+    pub fn reasoning_parser_kwargs(&self, kwargs: &serde_json::Map<String, serde_json::Value>) -> serde_json::Value {
+        let mut kwargs = kwargs.clone();
+        if let Some(r) = &self.reasoning {
+            r.adjust_template_kwargs(&mut kwargs);
+        }
+        serde_json::json!({ "chat_template_kwargs": kwargs })
+    }
+
     /// Whether the tool parser's `adjust_request` keeps special tokens when
     /// tools are offered.
     pub fn tool_keeps_special_tokens(&self) -> bool {
@@ -116,8 +126,11 @@ impl ParserSpec {
     pub fn render_adjustments(&self, ctx: &ChatContext, format: &RequestFormat) -> (bool, Option<serde_json::Value>) {
         let mut keep_special = self.reasoning.as_ref().is_some_and(|r| r.keep_special_tokens());
         let Some(tool) = &self.tool else { return (keep_special, None) };
+        // vLLM runs `adjust_request` when a reasoning parser is configured
+        // or the tool choice is not "none"; engine tool parsers then keep
+        // special tokens whatever the tools.
         let adjusting = ctx.tool_choice != ToolChoice::None;
-        keep_special |= tool.keep_special_tokens() == KeepSpecial::Always && adjusting;
+        keep_special |= tool.keep_special_tokens() == KeepSpecial::Always && (adjusting || self.reasoning.is_some());
         if ctx.tools.is_empty() || !adjusting {
             return (keep_special, None);
         }

@@ -260,6 +260,16 @@ impl ThinkFamily {
 }
 
 impl ReasoningParserFactory for ThinkFamily {
+    /// Holo2's constructor turns both switches on in the kwargs it is given
+    /// when neither is set.
+    fn adjust_template_kwargs(&self, kwargs: &mut serde_json::Map<String, serde_json::Value>) {
+        let unset = |k: &str| kwargs.get(k).is_none_or(serde_json::Value::is_null);
+        if self.switch == Switch::DefaultOn && unset("thinking") && unset("enable_thinking") {
+            kwargs.insert("thinking".into(), true.into());
+            kwargs.insert("enable_thinking".into(), true.into());
+        }
+    }
+
     fn create(&self, ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
         if self.switch == Switch::Always {
             return Box::new(self.parser());

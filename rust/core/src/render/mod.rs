@@ -336,11 +336,8 @@ impl Core {
             None
         };
         let kwargs = Value::Object(ctx.template_kwargs.clone());
-        let reasoning_parser_kwargs = has_reasoning.then(|| {
-            let mut m = Map::new();
-            m.insert("chat_template_kwargs".into(), kwargs.clone());
-            Value::Object(m)
-        });
+        let reasoning_parser_kwargs =
+            parser.filter(|_| has_reasoning).map(|p| p.reasoning_parser_kwargs(&ctx.template_kwargs));
         let parse_context = self.parse_context(o, &ctx, tool_dicts, kwargs);
         let base = header_request_id
             .map(str::to_string)

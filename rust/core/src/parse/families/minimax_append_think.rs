@@ -2,7 +2,10 @@
 //! `MiniMaxM2AppendThinkReasoningParser`): no reasoning field at all; the
 //! whole output is content, with the `<think>` the template put in the prompt
 //! written back in front of it, so clients that keep the raw text see the
-//! model's thinking as it was generated.
+//! model's thinking as it was generated. Streams send that `<think>` first
+//! and hand the rest to the tool parser as content, as batch does (vLLM's
+//! stream keeps tool markup as text, and drops `<think>` after a prompt
+//! that closed reasoning; docs/divergences.md).
 
 use std::sync::Arc;
 
@@ -19,7 +22,8 @@ struct AppendThink {
     end_id: Option<i64>,
     /// A chunk went out (the next ones get no `<think>`).
     started: bool,
-    /// The last think marker of the output so far was `</think>`.
+    /// The output reached a point where its last think marker was
+    /// `</think>` (vLLM's reasoning phase ended there).
     ended: bool,
 }
 
@@ -47,8 +51,8 @@ impl ReasoningParser for AppendThink {
         self.last_marker_is_end(ids).unwrap_or(false)
     }
 
-    /// vLLM scans all ids so far; the state keeps the answer for the ids
-    /// before this delta.
+    /// vLLM scans all ids so far, and stops asking once it is true: the
+    /// state keeps the answer.
     fn is_reasoning_end_streaming(&self, _current: &[i64], _delta: &[i64]) -> bool {
         self.ended
     }
@@ -60,8 +64,14 @@ impl ReasoningParser for AppendThink {
     fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
         let first = !self.started;
         self.started = true;
-        self.ended = self.last_marker_is_end(ids.delta).unwrap_or(self.ended);
+        // vLLM's reasoning phase ends for good at the first delta after
+        // which the last think marker is `</think>`.
+        self.ended |= self.last_marker_is_end(ids.delta) == Some(true);
         Some(Delta::content(if first { format!("{START}{}", t.delta) } else { t.delta.to_string() }))
+    }
+
+    fn content_prefix(&self) -> Option<&'static str> {
+        Some(START)
     }
 
     fn reads_history(&self) -> bool {

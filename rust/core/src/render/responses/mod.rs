@@ -241,11 +241,8 @@ impl Core {
             sampling.structured_outputs = adjusted;
         }
         self.verify_sampling(&sampling)?;
-        let reasoning_parser_kwargs = parser.filter(|p| p.has_reasoning()).map(|_| {
-            let mut m = Map::new();
-            m.insert("chat_template_kwargs".into(), Value::Object(ctx.template_kwargs.clone()));
-            Value::Object(m)
-        });
+        let reasoning_parser_kwargs =
+            parser.filter(|p| p.has_reasoning()).map(|p| p.reasoning_parser_kwargs(&ctx.template_kwargs));
         let request_id = match o.get("request_id").and_then(Value::as_str) {
             Some(id) => id.to_string(),
             None => format!("resp_{}", crate::ids::random_hex_id()),
