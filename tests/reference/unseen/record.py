@@ -49,6 +49,7 @@ EOS = {
     "mistral": 2,
     "ling3": 151671,
     "holo2": 151645,
+    "nemotron_v3": 151645,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
