@@ -51,6 +51,7 @@ EOS = {
     "holo2": 151645,
     "nemotron_v3": 151645,
     "poolside_v1": 151675,
+    "longcat": 151645,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
