@@ -91,6 +91,16 @@ def glm(args: dict, name: str) -> str:
     return f"<tool_call>{name}{params}</tool_call>"
 
 
+def hermes_tags(open_tag: str, close_tag: str) -> Call:
+    """Hermes JSON calls inside another family's tags (LongCat's)."""
+
+    def call(args: dict, name: str) -> str:
+        body = json.dumps({"name": name, "arguments": args}, ensure_ascii=False)
+        return f"{open_tag}\n{body}\n{close_tag}"
+
+    return call
+
+
 def qwen3_xml(open_tag: str, close_tag: str) -> Call:
     def call(args: dict, name: str) -> str:
         params = xml(args, "<parameter={k}>\n{v}\n</parameter>\n")
@@ -128,9 +138,11 @@ def llama3_json(args: dict, name: str) -> str:
 
 
 # The call syntaxes `generated.call` names in tests/reference/families.json;
-# `qwen3_xml` takes its open and close tags from `generated.call_tags`.
+# `qwen3_xml` and `hermes_tags` take their open and close tags from
+# `generated.call_tags`.
 CALLS: dict[str, Callable] = {
     "hermes": hermes,
+    "hermes_tags": hermes_tags,
     "glm": glm,
     "qwen3_xml": qwen3_xml,
     "minimax": minimax,

@@ -6,13 +6,16 @@ family's own chat template, from the family's `fixture.json`:
      "template": "chat_template.jinja",             # beside fixture.json
      "added_tokens": [{"content": "<role>", "special": true}, ...],
      "eos_token": "<|role_end|>",
-     "generation_eos": ["<|role_end|>", "<|endoftext|>"]}
+     "generation_eos": ["<|role_end|>", "<|endoftext|>"],
+     "tokenizer_config": {"token_suffix": ":opensource"}}   # optional
 
     python3 tests/reference/make_fixture.py tests/models/ling3
 
 writes tokenizer.json.gz, tokenizer_config.json, config.json,
 generation_config.json and special_tokens_map.json into that directory.
-Added tokens take the ids after the base vocabulary's last added token."""
+Added tokens take the ids after the base vocabulary's last added token;
+`tokenizer_config` entries (fields a parser reads from the tokenizer's
+init kwargs, as Hy3's `token_suffix`) are set in tokenizer_config.json."""
 
 from __future__ import annotations
 
@@ -57,6 +60,7 @@ def build(out: Path) -> None:
         next_id += 1
     tok_config["chat_template"] = (out / spec["template"]).read_text(encoding="utf-8")
     tok_config["eos_token"] = spec["eos_token"]
+    tok_config.update(spec.get("tokenizer_config", {}))
     special = [t["content"] for t in spec["added_tokens"] if t["special"]]
     tok_config["additional_special_tokens"] = [
         *tok_config.get("additional_special_tokens", []),

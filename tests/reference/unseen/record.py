@@ -48,6 +48,11 @@ EOS = {
     "llama3": 128009,
     "mistral": 2,
     "ling3": 151671,
+    "holo2": 151645,
+    "nemotron_v3": 151645,
+    "poolside_v1": 151675,
+    "longcat": 151645,
+    "hy_v3": 151670,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
