@@ -133,7 +133,7 @@ impl ChatTemplate {
             env.add_function("raise_exception", raise_exception);
             env.add_function("strftime_now", strftime_now);
         }
-        env.add_template_owned("chat", source.to_string()).map_err(|e| TemplateError::Syntax(e.to_string()))?;
+        env.add_template_owned("chat", generation_blocks(source)).map_err(|e| TemplateError::Syntax(e.to_string()))?;
         let supports_developer = source.contains("\"developer\"") || source.contains("'developer'");
         Ok(ChatTemplate { env, supports_developer })
     }
@@ -196,8 +196,43 @@ pub struct Probes {
     pub disabled_thinking_effort: &'static str,
 }
 
+/// Transformers' `{% generation %}` … `{% endgeneration %}` (its
+/// assistant-mask extension) render their body unchanged: rewritten as an
+/// always-true `if`, whitespace control kept.
+fn generation_blocks(source: &str) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    while let Some(open) = rest.find("{%") {
+        out.push_str(&rest[..open]);
+        let tag = &rest[open + 2..];
+        let Some(close) = tag.find("%}") else { break };
+        let inner = &tag[..close];
+        let (lead, body) = inner.strip_prefix('-').map_or(("", inner), |b| ("-", b));
+        let (body, trail) = body.strip_suffix('-').map_or((body, ""), |b| (b, "-"));
+        let rewritten = match body.trim() {
+            "generation" => Some("if true"),
+            "endgeneration" => Some("endif"),
+            _ => None,
+        };
+        match rewritten {
+            Some(stmt) => out.push_str(&format!("{{%{lead} {stmt} {trail}%}}")),
+            None => out.push_str(&rest[open..open + 2 + close + 2]),
+        }
+        rest = &tag[close + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn generation_blocks_render_their_body() {
+        let t = ChatTemplate::bare("a{%- generation -%}  b  {%- endgeneration %} c{% if x %}y{% endif %}").unwrap();
+        assert_eq!(t.render(&serde_json::json!({"x": true})).unwrap(), "ab cy");
+        assert_eq!(super::generation_blocks("{% if %}{%generation%}"), "{% if %}{% if true %}");
+    }
+
     use super::*;
     use serde_json::json;
 
