@@ -48,6 +48,7 @@ EOS = {
     "llama3": 128009,
     "mistral": 2,
     "ling3": 151671,
+    "phi4_mini": 151671,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
