@@ -49,6 +49,7 @@ EOS = {
     "mistral": 2,
     "ling3": 151671,
     "phi4_mini": 151671,
+    "granite4": 151669,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
