@@ -50,6 +50,7 @@ EOS = {
     "ling3": 151671,
     "phi4_mini": 151671,
     "granite4": 151669,
+    "granite": 151669,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
