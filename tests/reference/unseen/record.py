@@ -51,6 +51,7 @@ EOS = {
     "phi4_mini": 151671,
     "granite4": 151669,
     "granite": 151669,
+    "olmo3": 151645,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
