@@ -52,6 +52,7 @@ EOS = {
     "granite4": 151669,
     "granite": 151669,
     "olmo3": 151645,
+    "internlm": 151645,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
