@@ -53,6 +53,7 @@ EOS = {
     "granite": 151669,
     "olmo3": 151645,
     "internlm": 151645,
+    "jamba": 151671,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
