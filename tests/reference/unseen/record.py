@@ -54,6 +54,7 @@ EOS = {
     "olmo3": 151645,
     "internlm": 151645,
     "jamba": 151671,
+    "granite_20b_fc": 151643,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
