@@ -53,6 +53,13 @@ EOS = {
     "poolside_v1": 151675,
     "longcat": 151645,
     "hy_v3": 151670,
+    "phi4_mini": 151671,
+    "granite4": 151669,
+    "granite": 151669,
+    "olmo3": 151645,
+    "internlm": 151645,
+    "jamba": 151671,
+    "granite_20b_fc": 151643,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
