@@ -597,6 +597,13 @@ families!(
     poolside_v1,
     longcat,
     hy_v3,
+    phi4_mini,
+    granite4,
+    granite,
+    olmo3,
+    internlm,
+    jamba,
+    granite_20b_fc,
 );
 
 #[test]

@@ -71,6 +71,13 @@ impl DelegatingParser {
         self.reasoning.as_ref().is_some_and(|r| r.is_reasoning_end(ids))
     }
 
+    /// `is_reasoning_end` as vLLM answers it: `None` where its parser
+    /// leaves the method unimplemented.
+    pub fn reasoning_end(&self, ids: &[i64]) -> Option<bool> {
+        let ended = self.is_reasoning_end(ids);
+        self.reasoning.as_ref().is_none_or(|r| r.reports_reasoning_end()).then_some(ended)
+    }
+
     /// `keeps_tool_calls`: are extracted calls returned for this request?
     pub fn keeps_tool_calls(&self, ctx: &ChatContext) -> bool {
         if ctx.forces_tool_calls() {

@@ -69,6 +69,11 @@ pub trait ReasoningParser: Send {
         let _ = delta;
         self.is_reasoning_end(current)
     }
+    /// `false` where vLLM's parser leaves `is_reasoning_end` unimplemented
+    /// (Python's `None`): render reports `reasoning_ended` as null.
+    fn reports_reasoning_end(&self) -> bool {
+        true
+    }
     /// The ids after the end marker.
     fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64>;
     fn extract_reasoning_streaming(&mut self, texts: &Texts, ids: &Ids) -> Option<Delta>;

@@ -327,11 +327,11 @@ impl Core {
             Some(true)
         } else if let Some(p) = parser.filter(|_| has_reasoning) {
             let built = p.build(&ctx, &self.model);
-            let ended = built.is_reasoning_end(&prompt_ids);
+            let ended = built.reasoning_end(&prompt_ids);
             if let Some(error) = built.failure() {
                 return Err(error);
             }
-            Some(ended)
+            ended
         } else {
             None
         };
