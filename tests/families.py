@@ -18,6 +18,8 @@ FACTS: dict = json.loads(FACTS_PATH.read_text(encoding="utf-8"))
 # Family name -> its entry (config, tool_parser, reasoning_parser, model_dir, generated).
 FAMILIES: dict[str, dict] = FACTS["families"]
 PLAIN_CONFIGS: list[str] = FACTS["plain_configs"]["configs"]
+# Configs recorded but not yet run by the suites (`pending` in families.json).
+PENDING_CONFIGS: set[str] = {f["config"] for f in FACTS["pending"]["families"].values()}
 # Every config the golden tests run: the plain ones, then each family's.
 GOLDEN_CONFIGS: list[str] = [*PLAIN_CONFIGS, *(f["config"] for f in FAMILIES.values())]
 

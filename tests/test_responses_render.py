@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 from conftest import MODEL_DIRS
+from families import PENDING_CONFIGS
 
 from derender import Derenderer
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "reference" / "responses"
 CONFIGS = json.loads((HERE / "reference" / "configs.json").read_text())
-RECORDED = sorted(p.name.removesuffix(".jsonl.gz") for p in CORPUS.glob("*.jsonl.gz"))
+NAMES = (p.name.removesuffix(".jsonl.gz") for p in CORPUS.glob("*.jsonl.gz"))
+RECORDED = sorted(c for c in NAMES if c not in PENDING_CONFIGS)
 PATH = "/v1/responses/render"
 
 # Errors of pydantic's big unions (input items, tools, tool_choice,

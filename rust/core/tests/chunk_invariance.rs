@@ -590,20 +590,6 @@ families!(
     deepseek_v3,
     deepseek_v31,
     mistral,
-    minimax_m2_append_think,
-    holo2,
-    nemotron_v3,
-    step3,
-    poolside_v1,
-    longcat,
-    hy_v3,
-    phi4_mini,
-    granite4,
-    granite,
-    olmo3,
-    internlm,
-    jamba,
-    granite_20b_fc,
 );
 
 #[test]

@@ -150,6 +150,8 @@ pub struct Facts {
     about: Value,
     plain_configs: Plain,
     pub families: BTreeMap<String, Family>,
+    /// Families recorded but not yet run by the suites.
+    pending: Value,
     excused: BTreeMap<String, Section>,
 }
 
