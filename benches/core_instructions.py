@@ -5,7 +5,7 @@ Runs N calls of one kind against the bundled Qwen3 core (qwen3 reasoning, hermes
 calls, compact state carried) or `plain` (one-id completion stream calls). Run it under
 callgrind at two N and divide the difference by the difference in N, which cancels start-up:
 
-    valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.out \\
+    valgrind --tool=callgrind --callgrind-out-file=cg.out \\
         $(python3 -c 'import sys; print(sys.executable)') benches/core_instructions.py 350 batch
     (the same with 50; per call = (I(350) - I(50)) / 300; parser and plain with 100 and 700)
 
