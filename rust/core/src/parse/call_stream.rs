@@ -52,6 +52,22 @@ pub fn intermediate_diff(curr: &str, old: &str) -> String {
     }
 }
 
+/// `obj.get(key)` on a parsed call: `None` where Python would raise (the
+/// value is not a dict).
+pub fn py_get<'a>(obj: &'a Value, key: &str) -> Option<Option<&'a Value>> {
+    obj.as_object().map(|o| o.get(key))
+}
+
+/// `FunctionCall(name=call["name"], arguments=json.dumps(call["arguments"]))`
+/// on a parsed `{"name": ..., "arguments": ...}`: `None` where Python
+/// raises (not a dict, a key missing, a name that is not a string).
+pub fn json_call(call: &Value) -> Option<FunctionCall> {
+    let (Some(Some(name)), Some(Some(args))) = (py_get(call, "name"), py_get(call, "arguments")) else {
+        return None;
+    };
+    Some(FunctionCall { id: None, name: name.as_str()?.to_string(), arguments: dumps(args) })
+}
+
 /// `s[n:]` in chars.
 pub fn skip_chars(s: &str, n: usize) -> &str {
     s.char_indices().nth(n).map_or("", |(i, _)| &s[i..])

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::model::Model;
-use crate::parse::call_stream::{common_prefix, skip_chars, CallStream};
+use crate::parse::call_stream::{common_prefix, json_call, py_get, skip_chars, CallStream};
 use crate::parse::family::{Family, ToolFamily, ToolParserFactory};
 use crate::parse::partial_json::{loads as strict_loads, partial_loads, py_isspace, raw_decode, Allow};
-use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Registry, Texts, ToolParser};
+use crate::parse::{random_tool_call_id, ChatContext, Extracted, Ids, Registry, Texts, ToolParser};
 use crate::pycompat::json::dumps;
 use crate::pycompat::truthy;
 use crate::wire::response::{Delta, DeltaToolCall};
@@ -33,10 +33,6 @@ fn consume_space(text: &[char], mut i: usize) -> usize {
     i
 }
 
-/// `obj.get(key)` where Python would raise unless `obj` is a dict.
-fn get<'a>(obj: &'a Value, key: &str) -> Option<Option<&'a Value>> {
-    obj.as_object().map(|o| o.get(key))
-}
 
 /// Every call in the text after the first marker, each with whether its
 /// JSON is complete; `None` when one cannot be read yet. vLLM skips the
@@ -72,7 +68,7 @@ impl Granite20bFcParser {
             // one added and was not streamed.
             let mut delta = None;
             if let Ok(slot) = usize::try_from(cursor) {
-                if let Some(args) = get(call, "arguments")?.filter(|a| truthy(a)) {
+                if let Some(args) = py_get(call, "arguments")?.filter(|a| truthy(a)) {
                     let sent = self.calls.streamed.get(slot)?.chars().count();
                     delta = self.calls.send_args(slot, skip_chars(&dumps(args), sent).to_string()).map(Delta::from);
                 }
@@ -83,15 +79,15 @@ impl Granite20bFcParser {
         let slot = usize::try_from(cursor).ok()?;
         let mut delta = None;
         if !self.calls.name_sent {
-            if let Some(name) = get(call, "name")?.filter(|v| truthy(v)) {
+            if let Some(name) = py_get(call, "name")?.filter(|v| truthy(v)) {
                 let name = name.as_str()?.to_string(); // pydantic refuses another type
                 delta = Some(Delta::tool_calls(vec![DeltaToolCall::opening(cursor, random_tool_call_id(), name, None)]));
                 self.calls.name_sent = true;
             }
-        } else if let Some(args) = get(call, "arguments")?.filter(|a| truthy(a)) {
+        } else if let Some(args) = py_get(call, "arguments")?.filter(|a| truthy(a)) {
             let sent = self.calls.streamed.get(slot)?.chars().count();
             let now = dumps(args);
-            let before = get(self.calls.prev.get(slot)?, "arguments")?.filter(|a| truthy(a)).map(dumps);
+            let before = py_get(self.calls.prev.get(slot)?, "arguments")?.filter(|a| truthy(a)).map(dumps);
             let diff = if *complete.get(slot)? {
                 Some(skip_chars(&now, sent).to_string())
             } else {
@@ -121,11 +117,8 @@ impl ToolParser for Granite20bFcParser {
             let end = starts.get(k + 1).copied().unwrap_or(text.len());
             let body: Vec<char> = text[start + BOT.len()..end].chars().collect();
             let Some((call, _)) = raw_decode(&body[consume_space(&body, 0)..]) else { return not_called() };
-            let (Some(Some(name)), Some(Some(args))) = (get(&call, "name"), get(&call, "arguments")) else {
-                return not_called();
-            };
-            let Some(name) = name.as_str() else { return not_called() };
-            calls.push(FunctionCall { id: None, name: name.to_string(), arguments: dumps(args) });
+            let Some(call) = json_call(&call) else { return not_called() };
+            calls.push(call);
         }
         let content = &text[..first];
         Extracted { tools_called: true, calls, content: (!content.is_empty()).then(|| content.to_string()) }

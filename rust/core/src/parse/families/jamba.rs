@@ -8,10 +8,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::model::Model;
-use crate::parse::call_stream::{intermediate_diff, CallStream};
+use crate::parse::call_stream::{intermediate_diff, json_call, py_get, CallStream};
 use crate::parse::family::{token_ids, Family, KeepSpecial, ToolFamily, ToolParserFactory};
 use crate::parse::partial_json::{loads as strict_loads, partial_loads, Allow};
-use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Registry, Texts, ToolParser};
+use crate::parse::{random_tool_call_id, ChatContext, Extracted, Ids, Registry, Texts, ToolParser};
 use crate::pycompat::json::{dumps, loads};
 use crate::pycompat::truthy;
 use crate::wire::response::{Delta, DeltaToolCall};
@@ -26,10 +26,6 @@ struct JambaParser {
 
 crate::impl_snapshot!(JambaParser {} nested { calls });
 
-/// `obj.get(key)` where Python would raise unless `obj` is a dict.
-fn get<'a>(obj: &'a Value, key: &str) -> Option<Option<&'a Value>> {
-    obj.as_object().map(|o| o.get(key))
-}
 
 /// The parsed list as Python indexes it: a string's items are its
 /// characters; anything but a list or a string raises.
@@ -65,7 +61,7 @@ impl JambaParser {
             // added and was not streamed.
             let mut delta = None;
             if let Ok(slot) = usize::try_from(cursor) {
-                if let Some(args) = get(call, "arguments")?.filter(|a| truthy(a)) {
+                if let Some(args) = py_get(call, "arguments")?.filter(|a| truthy(a)) {
                     let sent = self.calls.streamed.get(slot)?.clone();
                     let diff = dumps(args).replace(&sent, "");
                     delta = self.calls.send_args(slot, diff).map(Delta::from);
@@ -77,14 +73,14 @@ impl JambaParser {
         let slot = usize::try_from(cursor).ok()?;
         let mut delta = None;
         if !self.calls.name_sent {
-            if let Some(name) = get(call, "name")?.filter(|v| truthy(v)) {
+            if let Some(name) = py_get(call, "name")?.filter(|v| truthy(v)) {
                 let name = name.as_str()?.to_string(); // pydantic refuses another type
                 delta = Some(Delta::tool_calls(vec![DeltaToolCall::opening(cursor, random_tool_call_id(), name, None)]));
                 self.calls.name_sent = true;
             }
         } else {
-            let prev = get(self.calls.prev.get(slot)?, "arguments")?.filter(|a| truthy(a)).cloned();
-            let cur = get(call, "arguments")?.filter(|a| truthy(a));
+            let prev = py_get(self.calls.prev.get(slot)?, "arguments")?.filter(|a| truthy(a)).cloned();
+            let cur = py_get(call, "arguments")?.filter(|a| truthy(a));
             match (cur, prev) {
                 (None, _) => {}
                 (Some(cur), None) => {
@@ -122,11 +118,8 @@ impl ToolParser for JambaParser {
         let Some(list) = loads(body).and_then(items) else { return not_called() };
         let mut calls = Vec::new();
         for call in &list {
-            let (Some(Some(name)), Some(Some(args))) = (get(call, "name"), get(call, "arguments")) else {
-                return not_called();
-            };
-            let Some(name) = name.as_str() else { return not_called() };
-            calls.push(FunctionCall { id: None, name: name.to_string(), arguments: dumps(args) });
+            let Some(call) = json_call(call) else { return not_called() };
+            calls.push(call);
         }
         let content = &text[..start];
         let content = (!content.is_empty() && content != " ").then(|| content.to_string());
