@@ -32,6 +32,7 @@ families!(
     llama3_json,
     longcat,
     minimax_append_think,
+    mimo,
     minimax_m2,
     mistral,
     nemotron_v3,

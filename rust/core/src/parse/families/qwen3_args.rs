@@ -120,16 +120,21 @@ fn trim_newlines(v: &str) -> String {
 
 /// `_qwen3_arg_converter`: the parameters as a JSON object of strings.
 pub fn convert(raw: &str, partial: bool) -> String {
+    convert_with(raw, partial, trim_newlines)
+}
+
+/// The parameters as a JSON object of strings, each value through `value`.
+fn convert_with(raw: &str, partial: bool, value: fn(&str) -> String) -> String {
     let c: Vec<char> = raw.chars().collect();
     let complete = complete_params(&c);
     let mut params = Map::new();
     for p in &complete {
-        params.insert(p.name.clone(), Value::String(trim_newlines(&p.value)));
+        params.insert(p.name.clone(), Value::String(value(&p.value)));
     }
     if partial {
-        if let Some((name, value)) = partial_param(&c, &complete) {
+        if let Some((name, text)) = partial_param(&c, &complete) {
             if !name.is_empty() {
-                params.insert(name, Value::String(trim_newlines(&value)));
+                params.insert(name, Value::String(value(&text)));
             }
         }
     }
@@ -195,15 +200,29 @@ fn open_value(raw: &str) -> Option<OpenValue> {
     Some(OpenValue { window, started: !value.is_empty(), held })
 }
 
-/// The JSON-escaped text `delta` adds to the value; `None` when the value
-/// may have ended (the caller re-converts).
-fn extend_value(v: &mut OpenValue, delta: &str) -> Option<String> {
+/// Moves the end window past `delta`; `false` when the value may have
+/// ended (the caller re-converts).
+fn advance_window(v: &mut OpenValue, delta: &str) -> bool {
     let mut text: Vec<char> = v.window.chars().collect();
     text.extend(delta.chars());
     if has_value_end(&text) {
-        return None;
+        return false;
     }
     v.window = end_window(&text, may_become_end).into_iter().collect();
+    true
+}
+
+fn json_content(text: &str) -> String {
+    let quoted = dumps_str(text);
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// The JSON-escaped text `delta` adds to the value; `None` when the value
+/// may have ended (the caller re-converts).
+fn extend_value(v: &mut OpenValue, delta: &str) -> Option<String> {
+    if !advance_window(v, delta) {
+        return None;
+    }
     let mut t = format!("{}{}", v.held, delta);
     if !v.started && !t.is_empty() {
         v.started = true;
@@ -215,13 +234,20 @@ fn extend_value(v: &mut OpenValue, delta: &str) -> Option<String> {
     if !v.held.is_empty() {
         t.pop();
     }
-    let quoted = dumps_str(&t);
-    Some(quoted[1..quoted.len() - 1].to_string())
+    Some(json_content(&t))
 }
 
 /// Qwen3-Coder's `<parameter=k>v</parameter>` arguments (Qwen3, Seed-OSS, Step).
 pub static ARGS: ArgSyntax =
     ArgSyntax { convert: |raw, partial| Some(convert(raw, partial)), open_value, extend_value };
+
+/// The same parameters with values taken verbatim, wrapping newlines kept
+/// (MiMo: `_param_value_extender(trim_newlines=False)`).
+pub static VERBATIM_ARGS: ArgSyntax = ArgSyntax {
+    convert: |raw, partial| Some(convert_with(raw, partial, str::to_string)),
+    open_value: |raw| open_value(raw).map(|v| OpenValue { held: String::new(), ..v }),
+    extend_value: |v, delta| advance_window(v, delta).then(|| json_content(delta)),
+};
 
 #[cfg(test)]
 mod tests {
@@ -234,6 +260,15 @@ mod tests {
         assert_eq!(convert(raw, true), r#"{"city": "Paris", "unit": "cel"}"#);
         // A value ends at the next opener even without a closer.
         assert_eq!(convert("<parameter=a>1<parameter=b>2</parameter>", false), r#"{"a": "1", "b": "2"}"#);
+    }
+
+    #[test]
+    fn verbatim_values_keep_their_newlines() {
+        let raw = "<parameter=city>\nParis\n</parameter><parameter=unit>\ncel";
+        assert_eq!((VERBATIM_ARGS.convert)(raw, true).unwrap(), r#"{"city": "\nParis\n", "unit": "\ncel"}"#);
+        let mut e = (VERBATIM_ARGS.open_value)("<parameter=q>\nhel").unwrap();
+        assert_eq!((VERBATIM_ARGS.extend_value)(&mut e, "lo\n").as_deref(), Some("lo\\n"));
+        assert_eq!((VERBATIM_ARGS.extend_value)(&mut e, "</parameter>"), None);
     }
 
     #[test]

@@ -1,14 +1,16 @@
-//! StepFun Step3's reasoning (`step3`, vLLM's `Step3ReasoningParser`): the
+//! StepFun Step3. Its reasoning (`step3`, vLLM's `Step3ReasoningParser`): the
 //! output starts in reasoning and only `</think>` matters; there is no
 //! start marker to strip. `</think>` anywhere in the ids (the prompt
-//! included) ends reasoning.
+//! included) ends reasoning. Its tool calls are in `tools`.
 
 use std::sync::Arc;
 
 use crate::model::Model;
-use crate::parse::family::{token_ids, Family, ReasoningFamily, ReasoningParserFactory};
+use crate::parse::family::{token_ids, Family, ReasoningFamily, ReasoningParserFactory, ToolFamily};
 use crate::parse::{ChatContext, Ids, ReasoningParser, Registry, Texts};
 use crate::wire::response::Delta;
+
+mod tools;
 
 const END: &str = "</think>";
 
@@ -106,8 +108,11 @@ static REASONING: ReasoningFamily = Family {
     },
 };
 
+static TOOLS: ToolFamily = Family { names: &["step3"], needs: "", load: |_| Ok(Arc::new(tools::Step3Tools)) };
+
 pub(super) fn register(registry: &mut Registry) {
     registry.reasoning_family(&REASONING);
+    registry.tool_family(&TOOLS);
 }
 
 #[cfg(test)]
