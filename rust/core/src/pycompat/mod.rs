@@ -1,10 +1,11 @@
 //! What it takes to answer byte for byte as vLLM's Python does: `repr()`,
-//! `json.loads` / `json.dumps`, pydantic's validation errors, and Python's
-//! truthiness of a JSON value.
+//! `json.loads` / `json.dumps`, pydantic's validation errors, `str` index
+//! arithmetic, and Python's truthiness of a JSON value.
 
 pub mod json;
 pub mod pydantic;
 pub mod repr;
+pub mod str;
 
 use serde_json::Value;
 

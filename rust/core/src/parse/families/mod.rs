@@ -18,6 +18,7 @@ macro_rules! families {
 
 families!(
     deepseek,
+    ernie45,
     glm47,
     granite,
     granite4,
