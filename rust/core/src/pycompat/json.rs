@@ -12,6 +12,31 @@ pub fn loads(text: &str) -> Option<Value> {
     serde_json::from_str(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'))).ok()
 }
 
+/// `json.loads(text, strict=False)`: control characters may stand raw
+/// inside strings.
+pub fn loads_lenient(text: &str) -> Option<Value> {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_str, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_str {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_str = false;
+            } else if (c as u32) < 0x20 {
+                out.push_str(&format!("\\u{:04x}", c as u32));
+                continue;
+            }
+        } else if c == '"' {
+            in_str = true;
+        }
+        out.push(c);
+    }
+    loads(&out)
+}
+
 /// Python's `JSONDecodeError` for `text`, from serde's error: its message
 /// head and the char offset where decoding stopped.
 pub fn decode_error(text: &str, e: &serde_json::Error) -> (&'static str, usize) {
