@@ -19,6 +19,7 @@ macro_rules! families {
 families!(
     deepseek,
     ernie45,
+    functiongemma,
     gigachat3,
     glm47,
     granite,
