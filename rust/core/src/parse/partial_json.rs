@@ -11,16 +11,19 @@
 
 use serde_json::Value;
 
-/// The one partialness switch the callers vary: whether an unterminated
-/// string may be completed (`Allow.ALL`) or not (`Allow.ALL & ~Allow.STR`).
+/// The partialness switches the callers vary: whether an unterminated
+/// string (`Allow.STR`) or a number that may still grow (`Allow.NUM`) may
+/// be completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Allow {
     pub strings: bool,
+    pub numbers: bool,
 }
 
 impl Allow {
-    pub const ALL: Allow = Allow { strings: true };
-    pub const NO_STRINGS: Allow = Allow { strings: false };
+    pub const ALL: Allow = Allow { strings: true, numbers: true };
+    pub const NO_STRINGS: Allow = Allow { strings: false, numbers: true };
+    pub const NO_NUMBERS: Allow = Allow { strings: true, numbers: false };
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +134,7 @@ fn complete_any(s: &[char], allow: Allow, top_level: bool) -> Completion {
     let c = at(s, skip_blank(s, 0))?;
     match c {
         '"' => return complete_str(s, allow),
-        '0'..='9' => return complete_num(s, top_level),
+        '0'..='9' => return complete_num(s, allow, top_level),
         '[' => return complete_collection(s, allow, ']'),
         '{' => return complete_collection(s, allow, '}'),
         _ => {}
@@ -149,7 +152,7 @@ fn complete_any(s: &[char], allow: Allow, top_level: bool) -> Completion {
         if s.len() == 1 {
             return Ok(None);
         } else if s[1] != 'I' {
-            return complete_num(s, top_level);
+            return complete_num(s, allow, top_level);
         }
     }
     for word in ["-Infinity", "NaN"] {
@@ -235,7 +238,7 @@ fn complete_collection(s: &[char], allow: Allow, close: char) -> Completion {
     }
 }
 
-fn complete_num(s: &[char], top_level: bool) -> Completion {
+fn complete_num(s: &[char], allow: Allow, top_level: bool) -> Completion {
     const NUM: &str = "1234567890.-+eE";
     let mut i: isize = 1;
     while i < len(s) && NUM.contains(s[i as usize]) {
@@ -247,7 +250,7 @@ fn complete_num(s: &[char], top_level: bool) -> Completion {
         i -= 1;
     }
     if modified || (i == len(s) && !top_level) {
-        Ok(Some((i, Some(String::new()))))
+        Ok(allow.numbers.then(|| (i, Some(String::new()))))
     } else {
         Ok(Some((i, None)))
     }

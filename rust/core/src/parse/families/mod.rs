@@ -17,6 +17,7 @@ macro_rules! families {
 }
 
 families!(
+    apertus,
     deepseek,
     ernie45,
     functiongemma,
