@@ -1,9 +1,10 @@
 //! What it takes to answer byte for byte as vLLM's Python does: `repr()`,
-//! `json.loads` / `json.dumps`, pydantic's validation errors, `str` index
-//! arithmetic, and Python's truthiness of a JSON value.
+//! `json.loads` / `json.dumps`, pydantic's validation errors, `re` patterns,
+//! `str` index arithmetic, and Python's truthiness of a JSON value.
 
 pub mod json;
 pub mod pydantic;
+pub mod re;
 pub mod repr;
 pub mod str;
 

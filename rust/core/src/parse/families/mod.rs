@@ -47,7 +47,8 @@ families!(
     qwen3,
     seed_oss,
     step3,
-    step3p5
+    step3p5,
+    xlam
 );
 
 // Helpers of the families above.
