@@ -32,6 +32,7 @@ families!(
     internlm,
     jamba,
     kimi_k2,
+    lfm2,
     ling3,
     llama3_json,
     longcat,
@@ -53,6 +54,7 @@ families!(
 
 // Helpers of the families above.
 mod deepseek_stream;
+mod pythonic_repair;
 mod qwen3_args;
 
 #[cfg(test)]

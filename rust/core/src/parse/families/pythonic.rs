@@ -381,7 +381,7 @@ fn py_isspace(c: char) -> bool {
 
 /// vLLM's `make_valid_python`: close open brackets and quotes of the text
 /// so far. `Ok(None)` = too incomplete; `Err` = mismatched brackets.
-fn make_valid_python(text: &str) -> Result<Option<(String, String)>, NotCalls> {
+pub(super) fn make_valid_python(text: &str) -> Result<Option<(String, String)>, NotCalls> {
     let chars: Vec<char> = text.chars().collect();
     let mut stack: Vec<char> = Vec::new();
     for (index, &ch) in chars.iter().enumerate() {

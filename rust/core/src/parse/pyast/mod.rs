@@ -64,6 +64,12 @@ pub fn parse_call_list(text: &str) -> Result<CallList, NotCalls> {
     Ok(CallList { calls, has_set: p.has_set })
 }
 
+/// Does `ast.parse(text)` succeed (within this parser's subset)?
+pub fn parses(text: &str) -> bool {
+    let mut p = Parser { s: text.chars().collect(), i: 0, depth: 0, has_set: false };
+    p.module().is_ok()
+}
+
 impl PyValue {
     /// `json.dumps(value, ensure_ascii=False)`.
     pub fn dumps(&self) -> Result<String, NotCalls> {
