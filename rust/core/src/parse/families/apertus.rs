@@ -288,7 +288,9 @@ pub(super) fn register(registry: &mut Registry) {
 mod tests {
     use super::*;
 
-    fn stream(chunks: &[&str]) -> (String, Vec<(i64, Option<String>, Option<String>)>) {
+    type Sent = (i64, Option<String>, Option<String>);
+
+    fn stream(chunks: &[&str]) -> (String, Vec<Sent>) {
         let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
         let mut p = ApertusParser::new();
         let (mut content, mut calls) = (String::new(), Vec::new());

@@ -359,7 +359,9 @@ mod tests {
     }
 
     /// Stream `chunks`: per chunk, the content and the tool-call deltas.
-    fn stream(chunks: &[&str]) -> (Vec<Option<String>>, Vec<(i64, Option<String>, Option<String>)>, String) {
+    type Sent = (i64, Option<String>, Option<String>);
+
+    fn stream(chunks: &[&str]) -> (Vec<Option<String>>, Vec<Sent>, String) {
         let ctx = ctx();
         let mut parser = Step3ToolParser::default();
         let (mut content, mut calls) = (Vec::new(), Vec::new());
