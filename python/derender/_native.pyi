@@ -26,6 +26,7 @@ class Derenderer:
         stream_state_mode: str = "compact",
         stream_state_secret: str | None = None,
         stream_state_accepted_secrets: list[str] | None = None,
+        chat_template_content_format: str = "auto",
     ) -> None: ...
     def handle(
         self,

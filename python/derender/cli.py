@@ -34,7 +34,6 @@ _IGNORED_VALUE_FLAGS = (
     "--dtype",
     "--uvicorn-log-level",
     "--root-path",
-    "--chat-template-content-format",
     "--seed",
 )
 _IGNORED_SWITCHES = ("--trust-remote-code", "--disable-fastapi-docs", "--enable-log-requests")
@@ -116,6 +115,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="also accept states signed with these (to rotate the secret); "
         f"default: ${ACCEPTED_SECRETS_ENV}, comma-separated",
+    )
+    serve.add_argument(
+        "--chat-template-content-format",
+        choices=["auto", "string", "openai"],
+        default="auto",
+        help="how message content reaches the template: joined text (string) or a list of "
+        "parts (openai); auto detects it from the template, as vLLM does",
     )
     for flag in _IGNORED_VALUE_FLAGS:
         serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
@@ -213,6 +219,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         tool_parser_plugin=_plugin_path(args.tool_parser_plugin),
         reasoning_parser_plugin=_plugin_path(args.reasoning_parser_plugin),
         stream_state_mode=args.stream_state_mode,
+        chat_template_content_format=args.chat_template_content_format,
         stream_state_secret=args.stream_state_secret or os.environ.get(SECRET_ENV) or None,
         stream_state_accepted_secrets=_accepted_secrets(args.stream_state_accepted_secrets),
         request_timeout=args.request_timeout,

@@ -33,6 +33,7 @@ class ServerConfig:
     tool_parser_plugin: str | None = None
     reasoning_parser_plugin: str | None = None
     stream_state_mode: str = "compact"
+    chat_template_content_format: str = "auto"
     stream_state_secret: str | None = field(default=None, repr=False)
     stream_state_accepted_secrets: list[str] = field(default_factory=list, repr=False)
     # `--request-timeout`: seconds a call may take (body and answer); None: no limit.
@@ -64,6 +65,7 @@ class ServerConfig:
             "trust_request_chat_template": self.trust_request_chat_template,
             "exclude_tools_when_tool_choice_none": self.exclude_tools_when_tool_choice_none,
             "stream_state_mode": self.stream_state_mode,
+            "chat_template_content_format": self.chat_template_content_format,
             "stream_state_secret": self.stream_state_secret,
             "stream_state_accepted_secrets": self.stream_state_accepted_secrets,
         }

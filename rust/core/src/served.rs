@@ -8,7 +8,7 @@ use crate::model::Model;
 use crate::parse::{ParserSpec, ParserSpecError, Registry};
 use crate::stream::{StateCodec, StateMode};
 use crate::structured::StrictLevel;
-use crate::template::{ChatTemplate, Probes, TemplateError};
+use crate::template::{ChatTemplate, ContentFormat, Probes, TemplateError};
 
 /// Server-wide settings that shape derender answers.
 #[derive(Debug, Clone)]
@@ -34,6 +34,8 @@ pub struct Settings {
     pub exclude_tools_when_tool_choice_none: bool,
     /// `--stream-state-mode` and `--stream-state-secret`.
     pub stream_state: StateCodec,
+    /// `--chat-template-content-format`; `None` (`auto`): the template's.
+    pub content_format: Option<ContentFormat>,
 }
 
 /// The server's flags (`derender serve`, `vllm launch render`) as given,
@@ -61,6 +63,8 @@ pub struct Flags {
     pub stream_state_mode: String,
     pub stream_state_secret: Option<String>,
     pub stream_state_accepted_secrets: Vec<String>,
+    /// `--chat-template-content-format`: `auto`, `string` or `openai`.
+    pub chat_template_content_format: String,
 }
 
 impl Default for Flags {
@@ -83,6 +87,7 @@ impl Default for Flags {
             stream_state_mode: "compact".to_string(),
             stream_state_secret: None,
             stream_state_accepted_secrets: Vec::new(),
+            chat_template_content_format: "auto".to_string(),
         }
     }
 }
@@ -130,6 +135,8 @@ impl Settings {
                 _ => return Err(SettingsError::Flag("--default-chat-template-kwargs must be a JSON object".into())),
             },
         };
+        let content_format =
+            ContentFormat::from_flag(&flags.chat_template_content_format).map_err(SettingsError::Flag)?;
         let served_model_names = match flags.served_model_names {
             names if names.is_empty() => vec![model.path.display().to_string()],
             names => names,
@@ -146,6 +153,7 @@ impl Settings {
             trust_request_chat_template: flags.trust_request_chat_template,
             exclude_tools_when_tool_choice_none: flags.exclude_tools_when_tool_choice_none,
             stream_state,
+            content_format,
         })
     }
 }

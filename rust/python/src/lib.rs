@@ -41,6 +41,7 @@ impl Derenderer {
         stream_state_mode="compact",
         stream_state_secret=None,
         stream_state_accepted_secrets=None,
+        chat_template_content_format="auto",
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -64,6 +65,7 @@ impl Derenderer {
         stream_state_mode: &str,
         stream_state_secret: Option<&str>,
         stream_state_accepted_secrets: Option<Vec<String>>,
+        chat_template_content_format: &str,
     ) -> PyResult<Self> {
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut registry = Registry::default();
@@ -95,6 +97,7 @@ impl Derenderer {
             stream_state_mode: stream_state_mode.to_string(),
             stream_state_secret: stream_state_secret.map(str::to_string),
             stream_state_accepted_secrets: stream_state_accepted_secrets.unwrap_or_default(),
+            chat_template_content_format: chat_template_content_format.to_string(),
         };
         let settings =
             Settings::resolve(flags, &loaded, &registry).map_err(|e| PyValueError::new_err(e.to_string()))?;

@@ -1,10 +1,102 @@
 //! Chat messages as vLLM hands them to a template (`parse_chat_messages`
-//! with the "string" content format, then `_postprocess_messages`).
+//! with the template's content format, then `_postprocess_messages`).
 
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::pycompat::json::loads;
+use crate::template::ContentFormat;
+
+/// The fields vLLM's content-part types declare; any other key of a text
+/// part reaches an "openai"-format template as it is (`_collect_extra_fields`).
+const KNOWN_PART_FIELDS: [&str; 18] = [
+    "audio_embeds",
+    "audio_url",
+    "closed",
+    "data",
+    "file",
+    "image_embeds",
+    "image_pil",
+    "image_url",
+    "input_audio",
+    "name",
+    "prompt_cache_breakpoint",
+    "refusal",
+    "text",
+    "thinking",
+    "type",
+    "uuid",
+    "video_embeds",
+    "video_url",
+];
+
+/// A system text part without Claude Code's billing header line; `None`
+/// when nothing is left (`_strip_claude_code_billing_header`).
+fn strip_billing(text: &str) -> Option<String> {
+    match text.strip_prefix(BILLING_HEADER) {
+        Some(_) => text.split_once('\n').map(|(_, rest)| rest.to_string()).filter(|r| !r.is_empty()),
+        None => Some(text.to_string()),
+    }
+}
+
+/// A content value as the "openai" format keeps it: a list of parts, text
+/// parts as `{"type": "text", "text": ...}` with their extra fields.
+fn content_parts(content: Option<&Value>, system: bool) -> Vec<Value> {
+    let parts = match content {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::String(s)) => vec![serde_json::json!({"type": "text", "text": s})],
+        Some(Value::Array(parts)) => parts.clone(),
+        Some(other) => vec![other.clone()],
+    };
+    let text_part = |text: String, extra: Option<&Map<String, Value>>| {
+        let mut part = Map::new();
+        part.insert("type".into(), Value::String("text".into()));
+        part.insert("text".into(), Value::String(text));
+        for (k, v) in extra.into_iter().flatten() {
+            if !KNOWN_PART_FIELDS.contains(&k.as_str()) {
+                part.insert(k.clone(), v.clone());
+            }
+        }
+        Value::Object(part)
+    };
+    let mut out = Vec::new();
+    for part in parts {
+        match part {
+            Value::String(s) => {
+                let s = if system { strip_billing(&s) } else { Some(s) };
+                out.extend(s.map(|s| text_part(s, None)));
+            }
+            Value::Object(o) => {
+                let kind = o.get("type").and_then(Value::as_str).unwrap_or("text");
+                let key = match kind {
+                    "text" | "input_text" | "output_text" => "text",
+                    "thinking" => "thinking",
+                    "refusal" => "refusal",
+                    "tool_reference" => {
+                        out.push(serde_json::json!({"type": "tool_reference", "name": o.get("name").cloned().unwrap_or(Value::Null)}));
+                        continue;
+                    }
+                    _ => continue,
+                };
+                match o.get(key).and_then(Value::as_str) {
+                    Some(text) if system && kind == "text" => {
+                        out.extend(strip_billing(text).map(|t| text_part(t, Some(&o))))
+                    }
+                    Some(text) => out.push(text_part(text.to_string(), Some(&o))),
+                    None if matches!(kind, "text" | "refusal") => {}
+                    None => {
+                        let mut part = Map::new();
+                        part.insert("type".into(), Value::String("text".into()));
+                        part.insert("text".into(), Value::Null);
+                        out.push(Value::Object(part));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
 
 /// The text of a content value: a string as is, a list of parts joined by
 /// newlines, nothing for `null`. A system message loses Claude Code's
@@ -45,7 +137,7 @@ fn content_text(content: Option<&Value>, system: bool) -> String {
 const BILLING_HEADER: &str = "x-anthropic-billing-header";
 
 /// The conversation a template sees.
-pub fn conversation(messages: &[Value]) -> Result<Vec<Value>, ApiError> {
+pub fn conversation(messages: &[Value], format: ContentFormat) -> Result<Vec<Value>, ApiError> {
     let mut out = Vec::with_capacity(messages.len());
     for m in messages {
         let Some(msg) = m.as_object() else { continue };
@@ -53,7 +145,21 @@ pub fn conversation(messages: &[Value]) -> Result<Vec<Value>, ApiError> {
         let mut conv = Map::new();
         conv.insert("role".into(), role.clone());
         let system = role.as_str() == Some("system");
-        conv.insert("content".into(), Value::String(content_text(msg.get("content"), system)));
+        let content = match format {
+            ContentFormat::String => Value::String(content_text(msg.get("content"), system)),
+            ContentFormat::OpenAi => {
+                let parts = content_parts(msg.get("content"), system);
+                let all_text = parts.iter().all(|p| p.get("type").and_then(Value::as_str) == Some("text"));
+                if role.as_str() == Some("tool") && all_text {
+                    // Tool results go to templates as one string.
+                    let texts: Vec<&str> = parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect();
+                    Value::String(texts.join("\n"))
+                } else {
+                    Value::Array(parts)
+                }
+            }
+        };
+        conv.insert("content".into(), content);
         let reasoning = msg.get("reasoning").or_else(|| msg.get("reasoning_content")).filter(|r| !r.is_null());
         match role.as_str() {
             Some("assistant") => {

@@ -500,7 +500,8 @@ impl Core {
             let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
             return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
         }
-        let mut conversation = messages::conversation(messages)?;
+        let format = self.settings.content_format.unwrap_or(template.content_format);
+        let mut conversation = messages::conversation(messages, format)?;
         if !template.supports_developer {
             conversation = messages::developer_as_system(conversation);
         }
@@ -512,7 +513,19 @@ impl Core {
         vars.insert("tools".into(), tools.map_or(Value::Null, |t| Value::Array(t.to_vec())));
         let mut text = template.render(&Value::Object(vars)).map_err(|e| ApiError::bad_request(e.to_string()))?;
         if ctx.kwarg_true("continue_final_message") {
-            let last = conversation.last().and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
+            // A list of parts continues its last text part.
+            let last = match conversation.last().and_then(|m| m.get("content")) {
+                Some(Value::Array(parts)) => {
+                    let text = parts.iter().rev().find_map(|p| p.as_object().and_then(|o| o.get("text")));
+                    let Some(text) = text else {
+                        return Err(ApiError::bad_request(
+                            "continue_final_message is set but we could not find any text to continue in the final message!",
+                        ));
+                    };
+                    text.as_str().unwrap_or("")
+                }
+                other => other.and_then(Value::as_str).unwrap_or(""),
+            };
             let needle = last.trim();
             match text.rfind(needle) {
                 Some(i) if !needle.is_empty() => text.truncate(i + needle.len()),

@@ -106,8 +106,13 @@ pub const THINK: [&str; 2] = ["<think>", "</think>"];
 /// tag (`get_json_schema_from_tools`): a named tool's parameters, or an
 /// array of `{name, parameters}` for `required`.
 pub fn json_schema(tools: &[Value], only: Option<&str>, parallel: bool) -> Value {
-    let params =
-        |f: &Value| f.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    // `_params_or_empty_object`: missing, null or empty parameters.
+    let params = |f: &Value| {
+        f.get("parameters")
+            .filter(|p| crate::pycompat::truthy(p))
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}))
+    };
     if let Some(name) = only {
         return tools
             .iter()

@@ -48,9 +48,9 @@ fn is_json(text: &str) -> bool {
     loads(text).is_some()
 }
 
-/// `uuid4().hex`-long ids, numbered as vLLM numbers them.
+/// `call_<index>_<random_uuid()>`, as vLLM numbers them.
 fn call_id(index: usize) -> String {
-    format!("call_{index}_{}{}", random_hex_id(), random_hex_id())
+    format!("call_{index}_{}", random_hex_id())
 }
 
 /// `preprocess_model_output`: `(content, the calls' JSON text)`.

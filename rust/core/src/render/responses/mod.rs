@@ -242,7 +242,8 @@ impl Core {
         }
         self.verify_sampling(&sampling)?;
         let reasoning_parser_kwargs =
-            parser.filter(|p| p.has_reasoning()).map(|p| p.reasoning_parser_kwargs(&ctx.template_kwargs));
+            // vLLM builds no parser here, so no constructor adjusts them.
+            parser.filter(|p| p.has_reasoning()).map(|_| serde_json::json!({"chat_template_kwargs": ctx.template_kwargs}));
         let request_id = match o.get("request_id").and_then(Value::as_str) {
             Some(id) => id.to_string(),
             None => format!("resp_{}", crate::ids::random_hex_id()),

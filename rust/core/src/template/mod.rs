@@ -3,6 +3,10 @@
 //! `tojson` as `json.dumps`, `raise_exception` and `strftime_now`, in a
 //! sandbox with a fuel limit.
 
+mod content_format;
+
+pub use content_format::ContentFormat;
+
 use minijinja::value::{Kwargs, Value as JValue};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
@@ -27,6 +31,8 @@ pub struct ChatTemplate {
     env: Environment<'static>,
     /// The source names the `developer` role (`_detect_developer_role_support`).
     pub supports_developer: bool,
+    /// The content format it expects (`_detect_content_format`).
+    pub content_format: ContentFormat,
 }
 
 fn raise_exception(message: String) -> Result<JValue, Error> {
@@ -133,9 +139,11 @@ impl ChatTemplate {
             env.add_function("raise_exception", raise_exception);
             env.add_function("strftime_now", strftime_now);
         }
-        env.add_template_owned("chat", generation_blocks(source)).map_err(|e| TemplateError::Syntax(e.to_string()))?;
+        let jinja = generation_blocks(source);
+        let content_format = content_format::detect(&jinja);
+        env.add_template_owned("chat", jinja).map_err(|e| TemplateError::Syntax(e.to_string()))?;
         let supports_developer = source.contains("\"developer\"") || source.contains("'developer'");
-        Ok(ChatTemplate { env, supports_developer })
+        Ok(ChatTemplate { env, supports_developer, content_format })
     }
 
     /// Render with the given variables (a JSON object).
