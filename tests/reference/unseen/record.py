@@ -61,6 +61,7 @@ EOS = {
     "jamba": 151671,
     "granite_20b_fc": 151643,
     "mimo": 151645,
+    "ernie45": 2,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
