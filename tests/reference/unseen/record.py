@@ -62,6 +62,7 @@ EOS = {
     "granite_20b_fc": 151643,
     "mimo": 151645,
     "ernie45": 2,
+    "gigachat3": 151670,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
