@@ -63,6 +63,7 @@ EOS = {
     "mimo": 151645,
     "ernie45": 2,
     "gigachat3": 151670,
+    "functiongemma": 151672,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
