@@ -13,7 +13,7 @@ family's own chat template, from the family's `fixture.json`:
 
 writes tokenizer.json.gz, tokenizer_config.json, config.json,
 generation_config.json and special_tokens_map.json into that directory.
-Added tokens take the ids after the base vocabulary's last added token;
+Added tokens take the ids after the base vocabulary's last id (added or not);
 `tokenizer_config` entries (fields a parser reads from the tokenizer's
 init kwargs, as Hy3's `token_suffix`) are set in tokenizer_config.json."""
 
@@ -39,7 +39,12 @@ def build(out: Path) -> None:
     base = ROOT / spec["base"]
     tokenizer = read_json(base / "tokenizer.json")
     tok_config = read_json(base / "tokenizer_config.json")
-    next_id = max(t["id"] for t in tokenizer["added_tokens"]) + 1
+    # After the base's last id, added or in the model vocabulary (Mistral's control
+    # tokens are both, and its byte tokens follow them).
+    next_id = max(
+        max(t["id"] for t in tokenizer["added_tokens"]),
+        max(tokenizer["model"]["vocab"].values()),
+    ) + 1
     ids: dict[str, int] = {t["content"]: t["id"] for t in tokenizer["added_tokens"]}
     for token in spec["added_tokens"]:
         if token["content"] in ids:

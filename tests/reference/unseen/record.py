@@ -60,6 +60,10 @@ EOS = {
     "internlm": 151645,
     "jamba": 151671,
     "granite_20b_fc": 151643,
+    "mimo": 151645,
+    "ernie45": 2,
+    "gigachat3": 151670,
+    "functiongemma": 151672,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
