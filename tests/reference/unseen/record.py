@@ -62,6 +62,7 @@ EOS = {
     "jamba": 151671,
     "granite_20b_fc": 151643,
     "step3": 151645,
+    "apertus": 151676,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
