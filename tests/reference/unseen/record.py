@@ -63,6 +63,7 @@ EOS = {
     "granite_20b_fc": 151643,
     "step3": 151645,
     "apertus": 151676,
+    "xlam": 128009,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
