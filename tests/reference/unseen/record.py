@@ -64,6 +64,7 @@ EOS = {
     "step3": 151645,
     "apertus": 151676,
     "xlam": 128009,
+    "lfm2": 151645,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
