@@ -4,8 +4,9 @@
 For each config, output and chat_request variant this builds the requests
 the dev goldens use (see the reference README, "Golden format"): a batch
 case, and streams cut one token per chunk (`tok1`, outputs up to 120
-tokens), three per chunk (`tok3`) and at seeded random 1-7 (`rand`), each
-with the stream_state vLLM returned carried to the next call and with a
+tokens), three per chunk (`tok3`), at seeded random 1-7 (`rand`) and all
+in one chunk (`all`, corpora recorded since step3's), each with the
+stream_state vLLM returned carried to the next call and with a
 `batch_equivalent`. The prompt ids come from vLLM's own
 /v1/chat/completions/render; the output ids from the model dir's
 tokenizer.json (markers that are added tokens there encode as one token),
@@ -64,6 +65,10 @@ EOS = {
     "ernie45": 2,
     "gigachat3": 151670,
     "functiongemma": 151672,
+    "step3": 151645,
+    "apertus": 151676,
+    "xlam": 128009,
+    "lfm2": 151645,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
@@ -152,6 +157,7 @@ def chunkings(case_id: str, ids: list[int]) -> dict[str, list[int]]:
         lens.append(n)
         left -= n
     out["rand"] = lens
+    out["all"] = [len(ids)]
     return out
 
 
