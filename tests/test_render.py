@@ -285,3 +285,33 @@ def test_bad_render_input_gets_vllms_400(core):
     }
     status, out = post(core, CHAT, {"messages": hi, "chat_template_kwargs": {"tokenize": True}})
     assert status == 200, out
+
+
+# Renders each part of a list content as `[type:text]`; a string content as itself.
+PARTS_TEMPLATE = (
+    "{% for m in messages %}{% if m.content is string %}{{ m.content }}"
+    "{% else %}{% for p in m.content %}[{{ p.type }}:{{ p.text }}]{% endfor %}{% endif %}|{% endfor %}"
+)
+
+
+def rendered_text(core: Derenderer, messages: list[dict]) -> str:
+    status, out = post(core, CHAT, {"messages": messages, "chat_template": PARTS_TEMPLATE})
+    assert status == 200, out
+    status, text = post(core, "/detokenize", {"tokens": out["token_ids"]})
+    return text["prompt"]
+
+
+def test_content_reaches_a_template_in_the_format_it_loops_over():
+    messages = [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "input_text", "text": "b"}]},
+        {"role": "tool", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]},
+    ]
+    auto = Derenderer(str(DEFAULT_MODEL_DIR), trust_request_chat_template=True)
+    # The template loops over `m.content`: vLLM's "openai" format, strings
+    # wrapped as a text part, tool results joined back into one string.
+    assert rendered_text(auto, messages) == "[text:be brief]|[text:a][text:b]|x\ny|"
+    forced = Derenderer(
+        str(DEFAULT_MODEL_DIR), trust_request_chat_template=True, chat_template_content_format="string"
+    )
+    assert rendered_text(forced, messages) == "be brief|a\nb|x\ny|"
