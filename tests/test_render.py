@@ -289,8 +289,8 @@ def test_bad_render_input_gets_vllms_400(core):
 
 # Renders each part of a list content as `[type:text]`; a string content as itself.
 PARTS_TEMPLATE = (
-    "{% for m in messages %}{% if m.content is string %}{{ m.content }}"
-    "{% else %}{% for p in m.content %}[{{ p.type }}:{{ p.text }}]{% endfor %}{% endif %}|{% endfor %}"
+    "{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}"
+    "{% for p in m.content %}[{{ p.type }}:{{ p.text }}]{% endfor %}{% endif %}|{% endfor %}"
 )
 
 
@@ -304,7 +304,10 @@ def rendered_text(core: Derenderer, messages: list[dict]) -> str:
 def test_content_reaches_a_template_in_the_format_it_loops_over():
     messages = [
         {"role": "system", "content": "be brief"},
-        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "input_text", "text": "b"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "a"}, {"type": "input_text", "text": "b"}],
+        },
         {"role": "tool", "content": [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]},
     ]
     auto = Derenderer(str(DEFAULT_MODEL_DIR), trust_request_chat_template=True)
@@ -312,6 +315,8 @@ def test_content_reaches_a_template_in_the_format_it_loops_over():
     # wrapped as a text part, tool results joined back into one string.
     assert rendered_text(auto, messages) == "[text:be brief]|[text:a][text:b]|x\ny|"
     forced = Derenderer(
-        str(DEFAULT_MODEL_DIR), trust_request_chat_template=True, chat_template_content_format="string"
+        str(DEFAULT_MODEL_DIR),
+        trust_request_chat_template=True,
+        chat_template_content_format="string",
     )
     assert rendered_text(forced, messages) == "be brief|a\nb|x\ny|"
