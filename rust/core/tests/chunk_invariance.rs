@@ -590,6 +590,7 @@ families!(
     deepseek_v3,
     deepseek_v31,
     mistral,
+    hy_v3,
 );
 
 #[test]
