@@ -152,7 +152,8 @@ impl DelegatingParser {
         if auto {
             let info = tool.extract_tool_calls(content.as_deref().unwrap_or(""), ctx);
             if info.tools_called {
-                let content = info.content.filter(|c| !c.trim().is_empty());
+                // Whitespace alone is no content; an empty string stays (xlam's).
+                let content = info.content.filter(|c| c.is_empty() || !c.trim().is_empty());
                 return (Some(info.calls), content);
             }
             if (required || named) && blank(&content) {
