@@ -2,6 +2,7 @@
 //! follows) and `ChatStreamProcessor` (one per streamed choice), with the
 //! batch message assembly rules of `message_assembly.py`.
 
+use super::batch_completion::{self, Sent, Target};
 use super::required::{named_streaming, parse_required, required_streaming};
 use super::snapshot::{Snapshot, SnapshotError};
 use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
@@ -24,6 +25,8 @@ pub struct DelegatingParser {
     engine_based: bool,
     /// The text so far of a `"required"` tool choice on engine parsers.
     forced_text: String,
+    /// What the tool phase sent, for parsers completed to the batch answer.
+    sent: Sent,
 }
 
 /// The assembled fields of a batch assistant message.
@@ -44,6 +47,7 @@ impl DelegatingParser {
         DelegatingParser {
             engine_based,
             forced_text: String::new(),
+            sent: Sent::default(),
             reasoning,
             tool,
             enable_auto_tools,
@@ -281,6 +285,9 @@ impl DelegatingParser {
                 (current_ids, delta_ids) = (Vec::new(), Vec::new());
             }
             message = self.tool_phase(&current_text, &current_ids, &delta_text, &delta_ids, ctx);
+            if let Some(m) = message.as_ref().filter(|_| !finished && self.completes_to_batch(ctx)) {
+                self.sent.record(m);
+            }
             if let Some(r) = reasoning_here.filter(|r| !r.is_empty()) {
                 match &mut message {
                     None => message = Some(Delta { reasoning: Some(r), ..Default::default() }),
@@ -317,8 +324,18 @@ impl DelegatingParser {
                 let m = message.get_or_insert_with(Delta::default);
                 m.content = Some(m.content.take().unwrap_or_default() + &promoted);
             }
+            let before_append = message.clone();
             if let (Some(tool), Some(m)) = (&mut self.tool, message.as_mut()) {
                 append_unstreamed_args(tool.as_mut(), m);
+            }
+            if self.completes_to_batch(ctx) {
+                let (calls, content) = self.extract_tool_calls(Some(self.previous_text.clone()), ctx);
+                let mut calls = calls.unwrap_or_default();
+                if !ctx.parallel_tool_calls {
+                    calls.truncate(1);
+                }
+                let target = Target { content: content.as_deref().unwrap_or(""), calls: &calls };
+                message = batch_completion::finish(&self.sent, message, before_append, &target);
             }
         }
         if finished {
@@ -380,6 +397,15 @@ impl DelegatingParser {
         self.tool.is_some() && self.reasoning_ended
     }
 
+    /// Is this stream's tool phase completed to the batch answer at its end
+    /// (`batch_completion`)? Only for parsers that ask for it, on the auto
+    /// path, once the tool phase has begun.
+    fn completes_to_batch(&self, ctx: &ChatContext) -> bool {
+        let asks = self.tool.as_ref().is_some_and(|t| t.completes_to_batch());
+        let auto = matches!(ctx.tool_choice, ToolChoice::Auto | ToolChoice::Null);
+        asks && auto && self.tool_call_text_started && self.keeps_tool_calls(ctx)
+    }
+
     /// `_extract_tool_calls_streaming`: dispatch on `tool_choice`.
     fn tool_phase(
         &mut self,
@@ -429,12 +455,16 @@ impl DelegatingParser {
 /// The streaming state of a `DelegatingParser` and its parsers, as a value.
 impl DelegatingParser {
     /// Will the text before each delta be read (by a legacy parser of the
-    /// current phase, or by the `"required"` path that rescans it)? A
-    /// compact stream then carries it. The tool phase starts afresh.
+    /// current phase, by the `"required"` path that rescans it, or at the
+    /// end to complete the stream to the batch answer)? A compact stream
+    /// then carries it. The tool phase starts afresh.
     fn keeps_history(&self) -> bool {
         let reads = match self.in_reasoning_phase() {
             true => self.reasoning.as_ref().is_some_and(|r| r.reads_history()),
-            false => self.tool.as_ref().is_some_and(|t| t.reads_history() || t.supports_required_and_named()),
+            false => self
+                .tool
+                .as_ref()
+                .is_some_and(|t| t.reads_history() || t.supports_required_and_named() || t.completes_to_batch()),
         };
         !self.engine_based && reads
     }
@@ -461,11 +491,12 @@ impl DelegatingParser {
             if history { self.previous_ids.as_slice() } else { &[] },
             reasoning,
             tool,
+            self.sent,
         ]))
     }
 
     pub fn load_state(&mut self, state: Value) -> Result<(), SnapshotError> {
-        let mut items = super::snapshot::fields(state, 9, "DelegatingParser")?;
+        let mut items = super::snapshot::fields(state, 10, "DelegatingParser")?;
         let mut next = || items.next().unwrap_or(Value::Null);
         self.reasoning_ended = serde_json::from_value(next())?;
         self.tool_call_text_started = serde_json::from_value(next())?;
@@ -475,6 +506,7 @@ impl DelegatingParser {
         self.previous_text = serde_json::from_value(next())?;
         self.previous_ids = serde_json::from_value(next())?;
         let (reasoning, tool) = (next(), next());
+        self.sent = serde_json::from_value(next())?;
         match self.reasoning.as_mut() {
             Some(r) => r.snapshot().ok_or(SnapshotError::Unsupported)?.load_state(reasoning)?,
             None if reasoning.is_null() => {}

@@ -2,6 +2,7 @@
 //! text into reasoning / content / tool calls, batch and streaming, with
 //! vLLM 0.33's composition rules (`DelegatingParser`).
 
+mod batch_completion;
 mod call_stream;
 mod coerce;
 pub mod context;
@@ -158,6 +159,11 @@ pub trait ToolParser: Send {
     }
     /// Engine-based parsers see only deltas and flush at the end.
     fn engine_based(&self) -> bool {
+        false
+    }
+    /// Its stream is completed to its batch answer at the end where vLLM's
+    /// falls short of it (`batch_completion`); it must read history.
+    fn completes_to_batch(&self) -> bool {
         false
     }
     /// When the stream ends: what an engine still holds, or what a vLLM

@@ -211,6 +211,10 @@ impl ApertusParser {
 }
 
 impl ToolParser for ApertusParser {
+    fn completes_to_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }

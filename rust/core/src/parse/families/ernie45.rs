@@ -281,6 +281,10 @@ impl Ernie45Tools {
 }
 
 impl ToolParser for Ernie45Tools {
+    fn completes_to_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }

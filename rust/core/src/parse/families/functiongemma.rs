@@ -186,6 +186,10 @@ impl FunctionGemmaParser {
 }
 
 impl ToolParser for FunctionGemmaParser {
+    fn completes_to_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }

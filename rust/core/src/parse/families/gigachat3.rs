@@ -132,6 +132,10 @@ impl GigaChat3Parser {
 }
 
 impl ToolParser for GigaChat3Parser {
+    fn completes_to_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }

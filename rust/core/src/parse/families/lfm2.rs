@@ -184,6 +184,10 @@ enum StreamStep {
 }
 
 impl ToolParser for Lfm2Parser {
+    fn completes_to_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }

@@ -32,9 +32,34 @@ fn build(model: &TagModel, tools: &[TagTool], choice: Choice) -> Value {
 #[test]
 fn every_tag_model_vllm_names_is_registered() {
     let names: Vec<&str> = models().iter().map(|m| m.name).collect();
-    let known =
-        ["deepseek_r1", "deepseek_v3_1", "glm_4_7", "hermes", "kimi", "llama", "longcat", "minimax", "qwen_3_coder"];
+    let known = [
+        "deepseek_r1",
+        "deepseek_v3_1",
+        "glm_4_7",
+        "hermes",
+        "kimi",
+        "llama",
+        "longcat",
+        "mimo",
+        "minimax",
+        "qwen_3_coder",
+    ];
     assert_eq!(names, known);
+}
+
+#[test]
+fn mimo_tags_are_qwen_xml_without_the_wrapping_newlines() {
+    let tools = tools();
+    let forced = build(model("mimo"), &tag_tools(&tools)[..1], Choice::Forced);
+    assert_eq!(
+        (forced["begin"].as_str(), forced["end"].as_str()),
+        (Some("<tool_call><function=a>"), Some("</function></tool_call>"))
+    );
+    assert_eq!(forced["content"]["style"], "qwen_xml");
+    let auto = build(model("mimo"), &tag_tools(&tools), Choice::Required);
+    assert_eq!(auto["triggers"], json!(["<tool_call>"]));
+    assert_eq!(auto["excludes"], json!(["<think>", "</think>", "</tool_call>", "<function="]));
+    assert_eq!(auto["at_least_one"], true);
 }
 
 #[test]

@@ -207,6 +207,10 @@ impl XlamParser {
 }
 
 impl ToolParser for XlamParser {
+    fn completes_to_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
