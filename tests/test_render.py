@@ -320,3 +320,25 @@ def test_content_reaches_a_template_in_the_format_it_loops_over():
         chat_template_content_format="string",
     )
     assert rendered_text(forced, messages) == "be brief|a\nb|x\ny|"
+
+
+def test_two_constraints_are_refused_before_a_tool_choice_replaces_them():
+    # vLLM's `_apply_structural_tag` reads `response_format` over
+    # `structured_outputs` first: two constraints are a 400 even where a
+    # forced tool choice would replace both.
+    core = Derenderer(
+        str(DEFAULT_MODEL_DIR), tool_call_parser="hermes", enable_auto_tool_choice=True
+    )
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [tool],
+        "tool_choice": "required",
+        "response_format": {"type": "json_object"},
+        "structured_outputs": {"regex": "[a-z]+"},
+    }
+    status, out = post(core, CHAT, body)
+    assert status == 400
+    assert "multiple are specified" in out["error"]["message"]
+    del body["response_format"]
+    assert post(core, CHAT, body)[0] == 200

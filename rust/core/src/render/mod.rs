@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
+use crate::parse::ToolChoice;
 use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::served::Core;
 use crate::structured;
@@ -263,7 +264,6 @@ impl Core {
         let parser = self.settings.parser.as_ref();
         let has_tool_parser = parser.is_some_and(|p| p.has_tool());
         if !has_tool_parser {
-            use crate::parse::ToolChoice;
             match &ctx.tool_choice {
                 ToolChoice::Auto if !parser.is_some_and(|p| p.enable_auto_tools) => {
                     return Err(ApiError::bad_request(
@@ -312,7 +312,17 @@ impl Core {
         // `adjust_request`: parsers need special tokens in the output text.
         // The parser's `adjust_request`: keep special tokens for its markers,
         // constrain forced tool choices.
-        let request_format = structured::request_format(structured::request_params(o).as_ref());
+        let params = structured::request_params(o);
+        // `_apply_structural_tag` reads the request's constraints (with
+        // `response_format` laid over them) before any tool choice replaces
+        // them: more than one is refused there.
+        let calls_tools = matches!(ctx.tool_choice, ToolChoice::Auto | ToolChoice::Required | ToolChoice::Named(_));
+        if parser.is_some_and(|p| p.has_tool()) && calls_tools && !ctx.tools.is_empty() {
+            if let Some(so) = params.as_ref().and_then(Value::as_object) {
+                structured::checks::one_constraint(so)?;
+            }
+        }
+        let request_format = structured::request_format(params.as_ref());
         let (keep_special, structured) =
             parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None));
         let skip_special = if keep_special { false } else { opts.skip_special_tokens.unwrap_or(true) };
