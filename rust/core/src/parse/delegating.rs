@@ -101,6 +101,10 @@ impl DelegatingParser {
             None => (None, Some(text.to_string())),
         };
         let (calls, content) = self.extract_tool_calls(content, ctx);
+        let (reasoning, content) = match &self.reasoning {
+            Some(r) => (r.rewrite_text(reasoning), r.rewrite_text(content)),
+            None => (reasoning, content),
+        };
         let reasoning = if ctx.include_reasoning { reasoning } else { None };
         if !self.keeps_tool_calls(ctx) {
             return MessageFields { reasoning, content, tool_calls: Vec::new() };
@@ -227,6 +231,11 @@ impl DelegatingParser {
                 }
             }
         }
+        let filtered = self.filter_content(delta_text, delta_ids, finished);
+        let (delta_text, delta_ids) = match &filtered {
+            Some(text) => (text.as_str(), &[][..]),
+            None => (delta_text, delta_ids),
+        };
         let (mut delta_text, mut delta_ids) = self.without_dropped_end_markers(delta_text, delta_ids);
         let (mut current_text, mut current_ids) = if self.engine_based {
             (delta_text.clone(), delta_ids.clone())
@@ -366,7 +375,26 @@ impl DelegatingParser {
                 }
             }
         }
-        message
+        match &mut self.reasoning {
+            Some(r) => r.rewrite_delta(message, finished),
+            None => message,
+        }
+    }
+
+    /// The content a filtering reasoning parser leaves of the delta (and,
+    /// at the end, of what it held back), as text for the tool phase;
+    /// `None` for other parsers.
+    fn filter_content(&mut self, text: &str, ids: &[i64], finished: bool) -> Option<String> {
+        let r = self.reasoning.as_mut().filter(|r| r.filters_content())?;
+        self.prompt_reasoning_checked = true;
+        self.reasoning_ended = true;
+        let texts = Texts { previous: "", current: text, delta: text };
+        let ids = Ids { previous: &[], current: ids, delta: ids };
+        let mut content = r.extract_reasoning_streaming(&texts, &ids).and_then(|d| d.content).unwrap_or_default();
+        if finished {
+            content += &r.finish_streaming().and_then(|d| d.content).unwrap_or_default();
+        }
+        Some(content)
     }
 
     /// After a reasoning engine's reasoning ended, it drops a repeated end

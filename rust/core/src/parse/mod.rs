@@ -124,6 +124,25 @@ pub trait ReasoningParser: Send {
         let _ = ctx;
         None
     }
+    /// Batch reads tool calls from the content this parser leaves of the
+    /// whole text, where vLLM's stream hands the raw text to the tool
+    /// parser once the prompt closed reasoning (MiniCPM-V without
+    /// thinking): the stream then filters every delta through it, as
+    /// batch does, and has no reasoning phase.
+    fn filters_content(&self) -> bool {
+        false
+    }
+    /// Rewrites a batch message's reasoning or content once parsed
+    /// (MiniCPM-V's unified parser recovers escaped newlines).
+    fn rewrite_text(&self, text: Option<String>) -> Option<String> {
+        text
+    }
+    /// ...and every streamed delta, tool phase included (`finished`: the
+    /// stream's last).
+    fn rewrite_delta(&mut self, delta: Option<Delta>, finished: bool) -> Option<Delta> {
+        let _ = finished;
+        delta
+    }
     /// The streaming state as a value (the compact stream state); `None`
     /// when it cannot be serialized (plugins), and the stream carries history.
     fn snapshot(&mut self) -> Option<&mut dyn Snapshot> {

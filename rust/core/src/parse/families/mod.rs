@@ -38,6 +38,7 @@ families!(
     longcat,
     minimax_append_think,
     mimo,
+    minicpmv,
     minimax_m2,
     mistral,
     nemotron_v3,
