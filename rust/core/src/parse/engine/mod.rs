@@ -3,6 +3,11 @@
 //! over a few states, what text means in each state) and one engine runs
 //! them all. Ported to Rust; the families live in `parse::families`.
 
+use serde_json::{Map, Value};
+
+/// A tool's JSON-schema `properties`.
+pub type Properties = Map<String, Value>;
+
 mod factory;
 mod lexer;
 mod reasoning;
@@ -117,8 +122,12 @@ pub struct EngineConfig {
 pub struct ArgSyntax {
     /// `arg_converter(raw, partial)`: the arguments so far as JSON text;
     /// `None` where vLLM's converter raises (the delta is skipped; batch
-    /// falls back to reading the body as JSON).
-    pub convert: fn(&str, bool) -> Option<String>,
+    /// falls back to reading the body as JSON). The properties are those of
+    /// the call (MiniMax-M3's converter reads them; see `EngineTools`).
+    pub convert: fn(&str, bool, Option<&Properties>) -> Option<String>,
+    /// `stream_arg_deltas`: arguments stream as they convert; else they
+    /// are sent once, when the call ends.
+    pub stream_deltas: bool,
     /// Start streaming the last value of `raw` when it is an open string.
     pub open_value: fn(&str) -> Option<OpenValue>,
     /// The JSON-escaped text a delta adds to the open value; `None` when

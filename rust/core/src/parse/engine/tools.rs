@@ -48,6 +48,14 @@ pub struct EngineTools {
     slots: Vec<Slot>,
 }
 
+/// The properties a converter gets for a call's arguments: vLLM's
+/// `MinimaxM3Parser._convert_args` names the call by the first slot whose
+/// arguments are the same text.
+fn call_properties<'a>(tools: &'a [Value], slots: &[Slot], raw: &str) -> Option<&'a Map<String, Value>> {
+    let name = slots.iter().find(|s| s.args == raw).map_or("", |s| s.name.trim());
+    properties(tools, name)
+}
+
 fn properties<'a>(tools: &'a [Value], name: &str) -> Option<&'a Map<String, Value>> {
     tools.iter().find_map(|t| {
         let f = t.get("function")?;
@@ -239,6 +247,9 @@ impl EngineTools {
         let Some(syntax) = self.config.arg_syntax else {
             return Some(raw.to_string());
         };
+        if !syntax.stream_deltas {
+            return None;
+        }
         let slot = &mut self.slots[idx];
         if let Some(ext) = &mut slot.extender {
             match (syntax.extend_value)(ext, raw) {
@@ -252,8 +263,9 @@ impl EngineTools {
                 None => slot.extender = None,
             }
         }
-        let current = (syntax.convert)(&slot.args, true)?;
-        let name = slot.name.clone();
+        let args = &self.slots[idx].args;
+        let current = (syntax.convert)(args, true, call_properties(&self.tools, &self.slots, args))?;
+        let name = self.slots[idx].name.clone();
         let current = if name.is_empty() { current } else { self.fix_arg_types(&current, &name) };
         let slot = &mut self.slots[idx];
         let (safe, streams) = safe_arg_prefix(&current, slot.string_keys.as_deref());
@@ -273,7 +285,7 @@ impl EngineTools {
     fn flush_arg_converter(&mut self, idx: usize) -> Option<String> {
         let syntax = self.config.arg_syntax?;
         let slot = &self.slots[idx];
-        let mut fin = (syntax.convert)(&slot.args, false)?;
+        let mut fin = (syntax.convert)(&slot.args, false, call_properties(&self.tools, &self.slots, &slot.args))?;
         if !fin.is_empty() {
             fin = self.fix_arg_types(&fin, &slot.name.clone());
         }
@@ -460,7 +472,8 @@ impl EngineTools {
                 a
             } else if !raw.trim().is_empty() {
                 match self.config.arg_syntax {
-                    Some(syntax) => (syntax.convert)(&raw, false).unwrap_or_else(|| name_and_args(&raw).1),
+                    Some(syntax) => (syntax.convert)(&raw, false, call_properties(&self.tools, &self.slots, &raw))
+                        .unwrap_or_else(|| name_and_args(&raw).1),
                     // JSON arguments (Kimi's `_extract_args_json`): the text, stripped.
                     None => raw.trim().to_string(),
                 }

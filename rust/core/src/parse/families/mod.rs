@@ -40,6 +40,7 @@ families!(
     mimo,
     minicpmv,
     minimax_m2,
+    minimax_m3,
     mistral,
     nemotron_v3,
     olmo3,

@@ -239,12 +239,13 @@ fn extend_value(v: &mut OpenValue, delta: &str) -> Option<String> {
 
 /// Qwen3-Coder's `<parameter=k>v</parameter>` arguments (Qwen3, Seed-OSS, Step).
 pub static ARGS: ArgSyntax =
-    ArgSyntax { convert: |raw, partial| Some(convert(raw, partial)), open_value, extend_value };
+    ArgSyntax { convert: |raw, partial, _| Some(convert(raw, partial)), stream_deltas: true, open_value, extend_value };
 
 /// The same parameters with values taken verbatim, wrapping newlines kept
 /// (MiMo: `_param_value_extender(trim_newlines=False)`).
 pub static VERBATIM_ARGS: ArgSyntax = ArgSyntax {
-    convert: |raw, partial| Some(convert_with(raw, partial, str::to_string)),
+    convert: |raw, partial, _| Some(convert_with(raw, partial, str::to_string)),
+    stream_deltas: true,
     open_value: |raw| open_value(raw).map(|v| OpenValue { held: String::new(), ..v }),
     extend_value: |v, delta| advance_window(v, delta).then(|| json_content(delta)),
 };
@@ -265,7 +266,7 @@ mod tests {
     #[test]
     fn verbatim_values_keep_their_newlines() {
         let raw = "<parameter=city>\nParis\n</parameter><parameter=unit>\ncel";
-        assert_eq!((VERBATIM_ARGS.convert)(raw, true).unwrap(), r#"{"city": "\nParis\n", "unit": "\ncel"}"#);
+        assert_eq!((VERBATIM_ARGS.convert)(raw, true, None).unwrap(), r#"{"city": "\nParis\n", "unit": "\ncel"}"#);
         let mut e = (VERBATIM_ARGS.open_value)("<parameter=q>\nhel").unwrap();
         assert_eq!((VERBATIM_ARGS.extend_value)(&mut e, "lo\n").as_deref(), Some("lo\\n"));
         assert_eq!((VERBATIM_ARGS.extend_value)(&mut e, "</parameter>"), None);
