@@ -69,6 +69,8 @@ EOS = {
     "apertus": 151676,
     "xlam": 128009,
     "lfm2": 151645,
+    "minicpmv": 151645,
+    "minimax_m3": 151671,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
