@@ -53,6 +53,11 @@ pub trait ToolParserFactory: Send + Sync {
     fn forced_schema_from_chat_request(&self) -> bool {
         false
     }
+    /// Its `adjust_request` runs the base one, which refuses a forced call
+    /// when no function tool is offered (`require_function_tools`).
+    fn requires_function_tools(&self) -> bool {
+        true
+    }
 }
 
 /// Makes a fresh reasoning parser.

@@ -112,6 +112,11 @@ impl ParserSpec {
         self.tool.as_ref().is_some_and(|t| t.forced_schema_from_chat_request())
     }
 
+    /// Does the tool parser refuse a forced call without function tools?
+    pub fn requires_function_tools(&self) -> bool {
+        self.tool.as_ref().is_some_and(|t| t.requires_function_tools())
+    }
+
     /// `--tool-strict-level` (`None`: each tool parser's default).
     pub fn with_tool_strict_level(mut self, level: Option<StrictLevel>) -> ParserSpec {
         self.tool_strict_level = level;

@@ -215,7 +215,7 @@ impl Core {
         // function tool (`require_function_tools`).
         let parser = self.settings.parser.as_ref();
         let hosted_only = given && tools.is_empty();
-        let constrains = parser.is_some_and(|p| p.has_tool() && !p.forced_schema_from_chat_request());
+        let constrains = parser.is_some_and(|p| p.requires_function_tools() && !p.forced_schema_from_chat_request());
         if hosted_only && constrains && ctx.tool_choice == crate::parse::ToolChoice::Required {
             return Err(ApiError::invalid_param(
                 "tool_choice requires a function call, but tools contains no function tool the model can call. (parameter=tool_choice)",

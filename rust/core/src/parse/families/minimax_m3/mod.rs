@@ -73,7 +73,9 @@ fn config() -> &'static EngineConfig {
             strip_trailing_reasoning_whitespace: true,
             arg_syntax: Some(&ARGS),
             validate_tool_names: false,
-            strip_tool_names: false,
+            // Batch strips a call's name; so do streams here, where vLLM's
+            // sends it as written (` get_weather `).
+            strip_tool_names: true,
             drop_whitespace_only_content_before_tools: true,
             strip_content_whitespace_with_tools: false,
         }
@@ -102,6 +104,10 @@ impl ToolParserFactory for Tools {
 
     fn forced_schema(&self, _tools: &[Value], _only: Option<&str>, _parallel: bool) -> Option<Value> {
         None
+    }
+
+    fn requires_function_tools(&self) -> bool {
+        false
     }
 }
 
