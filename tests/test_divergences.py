@@ -495,3 +495,39 @@ def test_internlm_batch_errors_are_400s_where_vllm_answers_500():
         )
         assert status == 400, out
         assert out["error"]["message"] == message
+
+
+def test_minicpmv_without_thinking_streams_read_the_text_as_batch_does():
+    """minicpmv with `enable_thinking: false`: vLLM's batch reads the answer
+    through the MiniCPM-V grammar (a stray think block and reserved markers
+    dropped), while its stream, the prompt having closed reasoning, hands the
+    raw text to the tool parser and shows them. derender's stream filters
+    every delta through the grammar: it assembles to the batch answer."""
+    core = parser_core(
+        "models/minicpmv", "minicpmv", reasoning_parser="minicpmv", tool_call_parser="qwen3_coder"
+    )
+    request = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    ids = [*core.encode("<think>private</think><|reserved_13|>final\\nanswer"), IM_END]
+    got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
+    message = batch(core, ids, request)["message"]
+    assert got["content"] == message["content"] == "final\nanswer"
+    assert got["reasoning"] == "" and message.get("reasoning") is None
+
+
+def test_minimax_m3_streams_strip_call_names_as_batch_does():
+    """minimax_m3: vLLM's batch strips a call's name, its stream sends the
+    name as written (` get_weather `). derender's stream strips it too."""
+    core = parser_core("models/minimax_m3", "minimax-m3", tool_call_parser="minimax_m3")
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
+    ns = "]<]minimax[>["
+    call = f'{ns}<tool_call>\n{ns}<invoke name=" get_weather ">\n{ns}<city>Oslo{ns}</city>\n{ns}</invoke>'
+    ids = core.encode(f"{call}\n{ns}</tool_call>")
+    got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
+    message = batch(core, ids, request)["message"]
+    assert [c["name"] for c in got["calls"].values()] == ["get_weather"]
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
+    assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
