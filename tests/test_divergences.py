@@ -524,8 +524,8 @@ def test_minimax_m3_streams_strip_call_names_as_batch_does():
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
     request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
     ns = "]<]minimax[>["
-    call = f'{ns}<tool_call>\n{ns}<invoke name=" get_weather ">\n{ns}<city>Oslo{ns}</city>\n{ns}</invoke>'
-    ids = core.encode(f"{call}\n{ns}</tool_call>")
+    invoke = f'{ns}<invoke name=" get_weather ">\n{ns}<city>Oslo{ns}</city>\n{ns}</invoke>'
+    ids = core.encode(f"{ns}<tool_call>\n{invoke}\n{ns}</tool_call>")
     got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
     message = batch(core, ids, request)["message"]
     assert [c["name"] for c in got["calls"].values()] == ["get_weather"]
