@@ -31,6 +31,7 @@ families!(
     hunyuan,
     internlm,
     jamba,
+    k2_horizon,
     kimi_k2,
     lfm2,
     ling3,
