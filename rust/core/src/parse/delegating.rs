@@ -326,7 +326,9 @@ impl DelegatingParser {
             // `finalize_generation`: a stream whose reasoning never ended may
             // get fallback content, then the unstreamed tool arguments.
             let promoted = match &self.reasoning {
-                Some(r) if !self.reasoning_ended => r.streaming_fallback_content(ctx).filter(|c| !c.is_empty()),
+                Some(r) if !self.reasoning_ended => {
+                    r.streaming_fallback_content(&self.previous_text, ctx).filter(|c| !c.is_empty())
+                }
                 _ => None,
             };
             if let Some(promoted) = promoted {

@@ -118,10 +118,10 @@ pub trait ReasoningParser: Send {
         None
     }
     /// `get_streaming_fallback_content`: content a stream that ends with its
-    /// reasoning still open gets at the end (Nemotron V3 promotes the
-    /// streamed reasoning when the request forces content).
-    fn streaming_fallback_content(&self, ctx: &ChatContext) -> Option<String> {
-        let _ = ctx;
+    /// reasoning still open gets at the end, from the text so far (Nemotron
+    /// V3 promotes the streamed reasoning when the request forces content).
+    fn streaming_fallback_content(&self, previous_text: &str, ctx: &ChatContext) -> Option<String> {
+        let _ = (previous_text, ctx);
         None
     }
     /// Batch reads tool calls from the content this parser leaves of the

@@ -53,10 +53,16 @@ impl Pattern {
 
     /// `re.sub(pattern, "", text)`.
     pub fn remove(&self, text: &str) -> String {
+        self.replace(text, "")
+    }
+
+    /// `re.sub(pattern, with, text)` for a replacement without escapes.
+    pub fn replace(&self, text: &str, with: &str) -> String {
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
         for m in self.matches(text) {
             out.push_str(&text[at..m.start]);
+            out.push_str(with);
             at = m.end;
         }
         out.push_str(&text[at..]);

@@ -43,6 +43,7 @@ families!(
     minimax_m2,
     minimax_m3,
     mistral,
+    muse,
     nemotron_v3,
     olmo3,
     phi4_mini,

@@ -144,7 +144,7 @@ impl ReasoningParser for Nemotron {
         self.on_delta(delta)
     }
 
-    fn streaming_fallback_content(&self, _ctx: &ChatContext) -> Option<String> {
+    fn streaming_fallback_content(&self, _previous_text: &str, _ctx: &ChatContext) -> Option<String> {
         (self.force && !self.streamed.is_empty()).then(|| self.streamed.clone())
     }
 
