@@ -128,6 +128,9 @@ pub struct ArgSyntax {
     /// `stream_arg_deltas`: arguments stream as they convert; else they
     /// are sent once, when the call ends.
     pub stream_deltas: bool,
+    /// `arg_structural_chars`: a delta without any of these (and no open
+    /// value to extend) cannot change the converted arguments.
+    pub structural_chars: Option<&'static str>,
     /// Start streaming the last value of `raw` when it is an open string.
     pub open_value: fn(&str) -> Option<OpenValue>,
     /// The JSON-escaped text a delta adds to the open value; `None` when
@@ -142,6 +145,13 @@ pub struct OpenValue {
     pub window: String,
     pub started: bool,
     pub held: String,
+    /// Gemma 4's `(` minus `)` count so far.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub balance: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 impl EngineConfig {

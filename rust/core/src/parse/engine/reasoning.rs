@@ -131,6 +131,24 @@ impl EngineReasoning {
         Some(Delta { content, reasoning, ..Default::default() })
     }
 
+    /// The engine's state before the next streamed delta.
+    pub fn streaming_state(&mut self) -> State {
+        self.initialize_streaming();
+        self.engine.state
+    }
+
+    /// Start the stream inside reasoning (a prompt that left it open).
+    pub fn start_in_reasoning(&mut self) {
+        self.engine.reset(Some(State::Reasoning));
+        self.streaming_initialized = true;
+    }
+
+    /// The streamed events of the engine's held text, as a delta (before a
+    /// family's override), when the stream ends.
+    pub fn raw_finish(&mut self) -> Option<Delta> {
+        ReasoningParser::finish_streaming(self)
+    }
+
     /// A streamed delta as `_events_to_delta` makes it, before trailing
     /// reasoning whitespace is held back: what a family's override sees
     /// (`strip_trailing_reasoning` then finishes the delta).

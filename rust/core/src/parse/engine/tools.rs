@@ -262,6 +262,8 @@ impl EngineTools {
                 }
                 None => slot.extender = None,
             }
+        } else if syntax.structural_chars.is_some_and(|chars| !raw.contains(|c| chars.contains(c))) {
+            return None;
         }
         let args = &self.slots[idx].args;
         let current = (syntax.convert)(args, true, call_properties(&self.tools, &self.slots, args))?;

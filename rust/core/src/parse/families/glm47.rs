@@ -168,7 +168,8 @@ fn extend_value(value: &mut OpenValue, delta: &str) -> Option<String> {
 }
 
 /// GLM's `<arg_key>k</arg_key><arg_value>v</arg_value>` arguments.
-static ARGS: ArgSyntax = ArgSyntax { convert: |raw, partial, _| Some(convert(raw, partial)), stream_deltas: true, open_value, extend_value };
+static ARGS: ArgSyntax = ArgSyntax { convert: |raw, partial, _| Some(convert(raw, partial)), stream_deltas: true,
+    structural_chars: None, open_value, extend_value };
 
 
 // Registration: `glm45` (alias `glm47`) reasoning, `glm47` (alias `glm45`)

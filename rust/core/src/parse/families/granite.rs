@@ -112,7 +112,8 @@ fn convert(raw: &str, partial: bool) -> Option<String> {
     }
 }
 
-static ARGS: ArgSyntax = ArgSyntax { convert: |raw, partial, _| convert(raw, partial), stream_deltas: true, open_value: |_| None, extend_value: |_, _| None };
+static ARGS: ArgSyntax = ArgSyntax { convert: |raw, partial, _| convert(raw, partial), stream_deltas: true,
+    structural_chars: None, open_value: |_| None, extend_value: |_, _| None };
 
 fn build() -> EngineConfig {
     EngineConfig {

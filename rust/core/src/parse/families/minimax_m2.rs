@@ -221,7 +221,8 @@ fn extend_value(v: &mut Streamed, delta: &str) -> Option<String> {
 }
 
 /// MiniMax-M2's `<parameter name="k">v</parameter>` arguments.
-static ARGS: ArgSyntax = ArgSyntax { convert: |raw, partial, _| Some(convert(raw, partial)), stream_deltas: true, open_value, extend_value };
+static ARGS: ArgSyntax = ArgSyntax { convert: |raw, partial, _| Some(convert(raw, partial)), stream_deltas: true,
+    structural_chars: None, open_value, extend_value };
 
 
 // Registration.

@@ -21,6 +21,7 @@ families!(
     deepseek,
     ernie45,
     functiongemma,
+    gemma4,
     gigachat3,
     glm47,
     granite,

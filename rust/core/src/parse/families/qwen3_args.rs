@@ -197,7 +197,7 @@ fn open_value(raw: &str) -> Option<OpenValue> {
     let vc: Vec<char> = value.chars().collect();
     let held = if value.ends_with('\n') && value != "\n" { "\n".to_string() } else { String::new() };
     let window = end_window(&vc, may_become_end).into_iter().collect();
-    Some(OpenValue { window, started: !value.is_empty(), held })
+    Some(OpenValue { window, started: !value.is_empty(), held, balance: 0 })
 }
 
 /// Moves the end window past `delta`; `false` when the value may have
@@ -238,14 +238,20 @@ fn extend_value(v: &mut OpenValue, delta: &str) -> Option<String> {
 }
 
 /// Qwen3-Coder's `<parameter=k>v</parameter>` arguments (Qwen3, Seed-OSS, Step).
-pub static ARGS: ArgSyntax =
-    ArgSyntax { convert: |raw, partial, _| Some(convert(raw, partial)), stream_deltas: true, open_value, extend_value };
+pub static ARGS: ArgSyntax = ArgSyntax {
+    convert: |raw, partial, _| Some(convert(raw, partial)),
+    stream_deltas: true,
+    structural_chars: None,
+    open_value,
+    extend_value,
+};
 
 /// The same parameters with values taken verbatim, wrapping newlines kept
 /// (MiMo: `_param_value_extender(trim_newlines=False)`).
 pub static VERBATIM_ARGS: ArgSyntax = ArgSyntax {
     convert: |raw, partial, _| Some(convert_with(raw, partial, str::to_string)),
     stream_deltas: true,
+    structural_chars: None,
     open_value: |raw| open_value(raw).map(|v| OpenValue { held: String::new(), ..v }),
     extend_value: |v, delta| advance_window(v, delta).then(|| json_content(delta)),
 };

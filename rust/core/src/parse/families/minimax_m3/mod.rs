@@ -27,6 +27,7 @@ static ARGS: ArgSyntax = ArgSyntax {
     convert: |raw, _partial, properties| Some(args::convert(raw, properties)),
     // Arguments are sent once the whole `<invoke>` is parsed.
     stream_deltas: false,
+    structural_chars: None,
     open_value: |_| None,
     extend_value: |_, _| None,
 };
