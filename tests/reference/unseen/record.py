@@ -72,6 +72,8 @@ EOS = {
     "minicpmv": 151645,
     "minimax_m3": 151671,
     "muse": 128257,
+    "hunyuan_a13b": 128259,
+    "k2_horizon": 151672,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
