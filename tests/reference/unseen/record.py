@@ -71,6 +71,7 @@ EOS = {
     "lfm2": 151645,
     "minicpmv": 151645,
     "minimax_m3": 151671,
+    "gemma4": 151672,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
