@@ -72,6 +72,7 @@ EOS = {
     "minicpmv": 151645,
     "minimax_m3": 151671,
     "gemma4": 151672,
+    "plamo3": 151673,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
