@@ -74,6 +74,8 @@ EOS = {
     "muse": 128257,
     "hunyuan_a13b": 128259,
     "k2_horizon": 151672,
+    "gemma4": 151672,
+    "plamo3": 151673,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
