@@ -531,3 +531,17 @@ def test_minimax_m3_streams_strip_call_names_as_batch_does():
     assert [c["name"] for c in got["calls"].values()] == ["get_weather"]
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
     assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
+
+
+def test_gemma4_streams_strip_call_names_as_batch_does():
+    """gemma4: vLLM's batch strips a call's name, its stream keeps the
+    spaces the model wrote. derender's stream strips it too."""
+    core = parser_core("models/gemma4", "gemma-4", tool_call_parser="gemma4")
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
+    ids = core.encode('<|tool_call>call: get_weather {city:<|"|>Oslo<|"|>}<tool_call|>')
+    got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
+    message = batch(core, ids, request)["message"]
+    assert [c["name"] for c in got["calls"].values()] == ["get_weather"]
+    assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
+    assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
