@@ -40,12 +40,18 @@ pub trait ToolParserFactory: Send + Sync {
     /// Forced tool choices are answered as a JSON array and get a JSON
     /// schema; parsers with a tag model read them in their own format.
     fn supports_required_and_named(&self) -> bool {
-        self.tag_model().is_none()
+        self.tag_model().is_none() && !self.native_forced_choices()
+    }
+    /// vLLM's parser skips the base `adjust_request` for forced choices and
+    /// reads them in the model's own markup: no JSON schema, no
+    /// function-tool check, parsed like `"auto"`.
+    fn native_forced_choices(&self) -> bool {
+        false
     }
     /// The JSON schema a forced choice gets (`get_json_schema_from_tools`);
     /// `only` names the forced tool. `None`: the request is left alone.
     fn forced_schema(&self, tools: &[Value], only: Option<&str>, parallel: bool) -> Option<Value> {
-        Some(json_schema(tools, only, parallel))
+        (!self.native_forced_choices()).then(|| json_schema(tools, only, parallel))
     }
     /// The forced schema comes from the chat request, not the parser (a
     /// parser that opts out of the base `adjust_request`), so Responses
@@ -56,7 +62,7 @@ pub trait ToolParserFactory: Send + Sync {
     /// Its `adjust_request` runs the base one, which refuses a forced call
     /// when no function tool is offered (`require_function_tools`).
     fn requires_function_tools(&self) -> bool {
-        true
+        !self.native_forced_choices()
     }
 }
 

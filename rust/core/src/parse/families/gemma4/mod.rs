@@ -9,7 +9,6 @@ mod args;
 
 use std::sync::Arc;
 
-use serde_json::Value;
 
 use crate::model::Model;
 use crate::parse::engine::{
@@ -321,17 +320,9 @@ impl ToolParserFactory for Factory {
         KeepSpecial::Always
     }
 
-    fn supports_required_and_named(&self) -> bool {
-        false
-    }
-
-    /// Forced choices are read in Gemma's own markup: no JSON schema.
-    fn forced_schema(&self, _tools: &[Value], _only: Option<&str>, _parallel: bool) -> Option<Value> {
-        None
-    }
-
-    fn requires_function_tools(&self) -> bool {
-        false
+    /// Forced choices are read in the model's own markup.
+    fn native_forced_choices(&self) -> bool {
+        true
     }
 }
 

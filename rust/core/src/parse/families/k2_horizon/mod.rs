@@ -203,16 +203,9 @@ impl ToolParserFactory for Tools {
         KeepSpecial::Never
     }
 
-    fn supports_required_and_named(&self) -> bool {
-        false
-    }
-
-    fn forced_schema(&self, _tools: &[Value], _only: Option<&str>, _parallel: bool) -> Option<Value> {
-        None
-    }
-
-    fn requires_function_tools(&self) -> bool {
-        false
+    /// Forced choices are read in the model's own markup.
+    fn native_forced_choices(&self) -> bool {
+        true
     }
 }
 

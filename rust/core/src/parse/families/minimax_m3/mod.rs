@@ -8,7 +8,6 @@ mod reasoning;
 
 use std::sync::Arc;
 
-use serde_json::Value;
 
 use crate::model::Model;
 use crate::parse::engine::{tr, ArgSyntax, EngineConfig, EngineTools, EventType as E, State as S};
@@ -99,16 +98,9 @@ impl ToolParserFactory for Tools {
         KeepSpecial::Never
     }
 
-    fn supports_required_and_named(&self) -> bool {
-        false
-    }
-
-    fn forced_schema(&self, _tools: &[Value], _only: Option<&str>, _parallel: bool) -> Option<Value> {
-        None
-    }
-
-    fn requires_function_tools(&self) -> bool {
-        false
+    /// Forced choices are read in the model's own markup.
+    fn native_forced_choices(&self) -> bool {
+        true
     }
 }
 

@@ -8,7 +8,6 @@ mod tools;
 
 use std::sync::Arc;
 
-use serde_json::Value;
 
 use crate::model::Model;
 use crate::parse::family::{Family, KeepSpecial, ReasoningFamily, ToolFamily, ToolParserFactory};
@@ -26,17 +25,9 @@ impl ToolParserFactory for Tools {
         KeepSpecial::Always
     }
 
-    fn supports_required_and_named(&self) -> bool {
-        false
-    }
-
-    /// Forced choices decode natively: no JSON schema.
-    fn forced_schema(&self, _tools: &[Value], _only: Option<&str>, _parallel: bool) -> Option<Value> {
-        None
-    }
-
-    fn requires_function_tools(&self) -> bool {
-        false
+    /// Forced choices are read in the model's own markup.
+    fn native_forced_choices(&self) -> bool {
+        true
     }
 }
 
