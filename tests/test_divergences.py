@@ -545,3 +545,26 @@ def test_gemma4_streams_strip_call_names_as_batch_does():
     assert [c["name"] for c in got["calls"].values()] == ["get_weather"]
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
     assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
+
+
+def test_hunyuan_a13b_streams_answer_token_less_chunks():
+    """hunyuan_a13b: vLLM's reasoning stream asserts one token per delta,
+    so a finish-only final chunk (or one whose stop token is held back) is
+    a 400 there. derender fails the chunks vLLM fails for their length (two
+    or more tokens) but answers token-less ones."""
+    core = parser_core("models/hunyuan_a13b", "hunyuan-a13b", reasoning_parser="hunyuan_a13b")
+    request = {"messages": [{"role": "user", "content": "hi"}]}
+    ids = core.encode("<think>\nhm\n</think>\n<answer>\nok")
+    chunks = [([tok], None, None) for tok in ids] + [([], "stop", None)]
+    got = assemble(stream(core, CHAT, chunks, "chat_request", request))
+    message = batch(core, ids, request)["message"]
+    assert (got["reasoning"], got["content"]) == ("hm", "ok")
+    assert (message["reasoning"], message["content"]) == ("hm", "ok")
+    body = {
+        "stream": True,
+        "generate_chunk": {"request_id": "s", "choices": [{"index": 0, "token_ids": ids[:2]}]},
+        "prompt_token_ids": [1],
+        "chat_request": request,
+    }
+    status, out = post(core, CHAT, body)
+    assert (status, out["error"]["message"]) == (400, "invalid stream_state: derender failed")

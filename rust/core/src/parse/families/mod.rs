@@ -30,6 +30,7 @@ families!(
     hermes,
     holo2,
     hunyuan,
+    hunyuan_a13b,
     internlm,
     jamba,
     k2_horizon,
