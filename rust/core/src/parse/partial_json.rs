@@ -92,10 +92,7 @@ fn rfind2(s: &[char], pair: [char; 2], a: isize, b: isize) -> isize {
     (a..=b - 2).rev().find(|&i| s[i] == pair[0] && s[i + 1] == pair[1]).map_or(-1, |i| i as isize)
 }
 
-/// `str.isspace` for one character.
-pub fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
+pub use crate::pycompat::str::py_isspace;
 
 fn is_blank(s: &[char]) -> bool {
     s.iter().all(|&c| py_isspace(c))

@@ -3,6 +3,7 @@
 //! `str` index arithmetic, and Python's truthiness of a JSON value.
 
 pub mod json;
+pub mod num;
 pub mod pydantic;
 pub mod re;
 pub mod repr;

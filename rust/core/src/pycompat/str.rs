@@ -37,3 +37,8 @@ mod tests {
         assert_eq!(slice("héllo", Some(4), Some(2)), "");
     }
 }
+
+/// `str.isspace` for one character.
+pub fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}

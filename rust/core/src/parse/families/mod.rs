@@ -19,6 +19,7 @@ macro_rules! families {
 families!(
     apertus,
     deepseek,
+    dots,
     ernie45,
     functiongemma,
     gemma4,

@@ -18,7 +18,7 @@ use crate::parse::family::{KeepSpecial, ToolParserFactory};
 use crate::parse::partial_json::py_isspace;
 use crate::parse::{random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, Texts, ToolParser};
 use crate::pycompat::json::dumps_str;
-use crate::pycompat::repr::repr_float;
+use crate::pycompat::num::{float_json, py_float, py_int};
 use crate::wire::response::{Delta, DeltaToolCall};
 
 const CALLS_BEGIN: &str = "<｜tool_calls_begin｜>";
@@ -67,73 +67,11 @@ fn parse_invoke(text: &str) -> Option<(String, Vec<(String, String)>)> {
     Some((name.to_string(), params))
 }
 
-/// Python's `int(s)` as canonical decimal text (ASCII digits).
-fn py_int(s: &str) -> Option<String> {
-    let s = py_strip(s);
-    let (negative, digits) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let digits = without_underscores(digits)?;
-    let trimmed = digits.trim_start_matches('0');
-    Some(match trimmed {
-        "" => "0".to_string(),
-        t if negative => format!("-{t}"),
-        t => t.to_string(),
-    })
-}
-
-/// `s` without the underscores Python allows (one, between two digits).
-fn without_underscores(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    if b.is_empty() || !b.iter().all(|c| c.is_ascii_digit() || *c == b'_') {
-        return None;
-    }
-    let ok = b.iter().enumerate().all(|(i, &c)| {
-        c != b'_' || (i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit))
-    });
-    ok.then(|| s.replace('_', ""))
-}
-
-/// Python's `float(s)`.
-fn py_float(s: &str) -> Option<f64> {
-    let s = py_strip(s);
-    let plain = s.replace('_', "");
-    if plain.len() != s.len() {
-        // Underscores only between digits.
-        let b = s.as_bytes();
-        let ok = (0..b.len()).all(|i| {
-            b[i] != b'_' || (i > 0 && b[i - 1].is_ascii_digit() && b.get(i + 1).is_some_and(u8::is_ascii_digit))
-        });
-        if !ok {
-            return None;
-        }
-    }
-    let lower = plain.to_ascii_lowercase();
-    let body = lower.trim_start_matches(['+', '-']);
-    if body.starts_with("in") || body.starts_with("na") {
-        // Rust reads `infinity` / `inf` / `nan` as Python does; nothing else.
-        if !matches!(body, "inf" | "infinity" | "nan") || lower.len() - body.len() > 1 {
-            return None;
-        }
-    }
-    plain.parse::<f64>().ok()
-}
-
 /// One argument after `_cast_arguments`, as `json.dumps` prints it.
 fn cast(value: &str, kind: Option<&str>) -> String {
     let text = match kind {
         Some("integer") => py_int(value),
-        Some("number") => py_float(value).map(|f| {
-            if f.is_nan() {
-                "NaN".to_string()
-            } else if f.is_infinite() {
-                if f > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
-            } else {
-                repr_float(f)
-            }
-        }),
+        Some("number") => py_float(value).map(float_json),
         Some("boolean") => match value.to_lowercase().as_str() {
             b @ ("true" | "false") => Some(b.to_string()),
             _ => None,
@@ -354,12 +292,8 @@ mod tests {
 
     #[test]
     fn python_numbers() {
-        assert_eq!(py_int(" -007 ").as_deref(), Some("-7"));
-        assert_eq!(py_int("1__0"), None);
-        assert_eq!(py_float("1e400"), Some(f64::INFINITY));
-        assert_eq!(py_float("+.5"), Some(0.5));
-        assert_eq!(py_float("inff"), None);
         assert_eq!(cast("nan", Some("number")), "NaN");
+        assert_eq!(cast(" -007 ", Some("integer")), "-7");
     }
 
     /// Stream `chunks`: per chunk, the content and the tool-call deltas.
