@@ -250,6 +250,10 @@ impl DotsParser {
 }
 
 impl ToolParser for DotsParser {
+    fn completes_to_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
@@ -310,6 +314,10 @@ impl ToolParser for DotsParser {
 
     fn remaining_unstreamed_args(&mut self) -> String {
         self.calls.remaining()
+    }
+
+    fn supports_required_and_named(&self) -> bool {
+        false
     }
 }
 
