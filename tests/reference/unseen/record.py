@@ -77,6 +77,7 @@ EOS = {
     "gemma4": 151672,
     "plamo3": 151673,
     "dots": 151674,
+    "minicpm5": 151645,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
