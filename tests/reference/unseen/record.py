@@ -76,6 +76,7 @@ EOS = {
     "k2_horizon": 151672,
     "gemma4": 151672,
     "plamo3": 151673,
+    "hy_v4": 128257,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
