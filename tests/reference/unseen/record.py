@@ -78,6 +78,7 @@ EOS = {
     "plamo3": 151673,
     "dots": 151674,
     "minicpm5": 151645,
+    "hy_v4": 128257,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
