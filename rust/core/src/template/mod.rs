@@ -152,7 +152,9 @@ impl ChatTemplate {
         template.render(JValue::from(minijinja::value::Serde(vars))).map_err(|e| {
             // `raise_exception` messages are the template author's words.
             let detail = e.detail().map(str::to_string).unwrap_or_else(|| e.to_string());
-            let python = python_add_error(&detail).or_else(|| python_len_error(&detail));
+            let python = python_add_error(&detail)
+                .or_else(|| python_len_error(&detail))
+                .or_else(|| python_unsafe_method_error(&detail));
             TemplateError::Render(python.unwrap_or(detail))
         })
     }
@@ -179,6 +181,19 @@ fn python_add_error(detail: &str) -> Option<String> {
         "str" | "list" => format!("can only concatenate {lhs} (not \"{rhs}\") to {lhs}"),
         _ => format!("unsupported operand type(s) for +: '{lhs}' and '{rhs}'"),
     })
+}
+
+/// vLLM renders in Jinja's immutable sandbox, which refuses the methods
+/// that change a list or dict in place (`modifies_known_mutable`); minijinja
+/// has no such methods at all.
+fn python_unsafe_method_error(detail: &str) -> Option<String> {
+    let (kind, method) = detail.split_once(" has no method named ")?;
+    let (py, mutators): (&str, &[&str]) = match kind {
+        "map" => ("dict", &["clear", "pop", "popitem", "setdefault", "update"]),
+        "sequence" => ("list", &["append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort"]),
+        _ => return None,
+    };
+    mutators.contains(&method).then(|| format!("access to attribute '{method}' of '{py}' object is unsafe."))
 }
 
 /// `len()` of a value without one, as Python reports it.
@@ -259,6 +274,15 @@ mod tests {
             .unwrap();
         let out = t.render(&json!({"s": "a\n</think>b", "d": {"k": [1, "é"]}})).unwrap();
         assert_eq!(out, "a|{\"k\": [1, \"é\"]}|x");
+    }
+
+    #[test]
+    fn mutating_methods_are_refused_as_the_sandbox_refuses_them() {
+        let t = ChatTemplate::new("{% set d = {} %}{{ d.update({'a': 1}) }}").expect("parses");
+        match t.render(&serde_json::json!({})) {
+            Err(TemplateError::Render(m)) => assert_eq!(m, "access to attribute 'update' of 'dict' object is unsafe."),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
