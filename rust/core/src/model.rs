@@ -235,6 +235,14 @@ impl Model {
         }
     }
 
+    /// `tokenizer.encode(text, add_special_tokens=False)`.
+    pub fn encode_plain(&self, text: &str) -> Vec<i64> {
+        self.tokenizer
+            .encode(text, false)
+            .map(|e| e.get_ids().iter().map(|&i| i64::from(i)).collect())
+            .unwrap_or_default()
+    }
+
     /// `tokenizer.decode(ids)` with special tokens kept (ids must be known).
     pub fn decode(&self, ids: &[i64]) -> String {
         let ids: Vec<u32> = ids.iter().filter_map(|&i| u32::try_from(i).ok()).collect();

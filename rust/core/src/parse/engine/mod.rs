@@ -10,6 +10,7 @@ pub type Properties = Map<String, Value>;
 
 mod factory;
 mod lexer;
+pub mod marker;
 mod reasoning;
 mod scanner;
 mod streaming;

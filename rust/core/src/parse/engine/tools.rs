@@ -37,6 +37,13 @@ pub struct EngineTools {
     /// (Kimi's `functions.NAME:IDX`): name and id come from it, and the
     /// argument text that names the call streams with it.
     pub tool_header: Option<HeaderParser>,
+    /// The argument text that names a call streams with it (PLaMo 3's
+    /// `_handle_arg_chunk`).
+    pub first_arg_chunk_streams: bool,
+    /// Where the family's multi-token markers begin (`<|plamo:`): a marker
+    /// cut short is dropped from argument chunks and from what the stream's
+    /// end flushes (`_strip_unfinished_marker`).
+    pub unfinished_marker: Option<&'static str>,
     config: &'static EngineConfig,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -149,6 +156,8 @@ impl EngineTools {
         EngineTools {
             supports_required_and_named: false,
             tool_header: None,
+            first_arg_chunk_streams: false,
+            unfinished_marker: None,
             config,
             model,
             engine,
@@ -305,6 +314,14 @@ impl EngineTools {
 
     fn handle_arg_chunk(&mut self, e: &Event, deltas: &mut Vec<DeltaToolCall>) {
         let idx = e.tool_index as usize;
+        let stripped;
+        let e = match self.cut_marker_from_args(idx, &e.value) {
+            Some(value) => {
+                stripped = Event { value, ..e.clone() };
+                &stripped
+            }
+            None => e,
+        };
         let name_sent_before = self.slots[idx].name_sent;
         self.slots[idx].args.push_str(&e.value);
         if !self.slots[idx].name_sent {
@@ -321,7 +338,8 @@ impl EngineTools {
                 deltas.push(d);
             }
             // A header format streams the text that named the call.
-            if self.tool_header.is_some() && !name_sent_before && self.slots[idx].name_sent && !e.value.is_empty() {
+            let streams = self.tool_header.is_some() || self.first_arg_chunk_streams;
+            if streams && !name_sent_before && self.slots[idx].name_sent && !e.value.is_empty() {
                 deltas.push(DeltaToolCall::arguments(idx as i64, e.value.clone()));
             }
         } else if !e.value.is_empty() {
@@ -329,6 +347,14 @@ impl EngineTools {
                 deltas.push(DeltaToolCall::arguments(idx as i64, diff));
             }
         }
+    }
+
+    /// An argument chunk without the cut-short marker at its end, where
+    /// the arguments still parse without it.
+    fn cut_marker_from_args(&self, idx: usize, value: &str) -> Option<String> {
+        let at = value.rfind(self.unfinished_marker?)?;
+        let kept = &value[..at];
+        loads(&format!("{}{kept}", self.slots[idx].args)).map(|_| kept.to_string())
     }
 
     /// Kimi's `_emit_name_delta`: the name inside a header (its id kept),
@@ -380,8 +406,29 @@ impl EngineTools {
         }
     }
 
-    /// `_events_to_delta`.
+    /// `_events_to_delta`; at the end, with an unfinished-marker family's
+    /// clean-up of what is flushed.
     fn events_to_delta(&mut self, events: Vec<Event>, finished: bool) -> Option<Delta> {
+        let Some(marker) = self.unfinished_marker.filter(|_| finished) else {
+            return self.events_to_delta_raw(events, finished);
+        };
+        let events = super::marker::coalesce_finished(events, |name| {
+            super::marker::strip_unfinished(name, marker, self.config, &self.model).unwrap_or_default()
+        });
+        let mut d = self.events_to_delta_raw(events, true)?;
+        d.reasoning = d.reasoning.and_then(|r| super::marker::strip_unfinished(&r, marker, self.config, &self.model));
+        d.content = d.content.and_then(|c| super::marker::strip_unfinished(&c, marker, self.config, &self.model));
+        for tc in &mut d.tool_calls {
+            if let Some(f) = &mut tc.function {
+                if f.arguments.as_deref().is_none_or(|a| a.trim().is_empty()) {
+                    f.arguments = Some("{}".into());
+                }
+            }
+        }
+        (d.reasoning.is_some() || d.content.is_some() || !d.tool_calls.is_empty()).then_some(d)
+    }
+
+    fn events_to_delta_raw(&mut self, events: Vec<Event>, finished: bool) -> Option<Delta> {
         if events.is_empty() && self.deferred_content.is_empty() {
             return None;
         }
@@ -554,6 +601,8 @@ impl ToolParser for EngineTools {
         let mut fresh =
             EngineTools::new(self.config, self.model.clone(), self.tools.clone(), self.engine.skip_reasoning_parsing);
         fresh.tool_header = self.tool_header;
+        fresh.first_arg_chunk_streams = self.first_arg_chunk_streams;
+        fresh.unfinished_marker = self.unfinished_marker;
         fresh.check_skip(ctx);
         fresh.reset(Some(State::Content));
         let model = fresh.model.clone();

@@ -50,6 +50,7 @@ families!(
     nemotron_v3,
     olmo3,
     phi4_mini,
+    plamo3,
     poolside,
     pythonic,
     qwen3,

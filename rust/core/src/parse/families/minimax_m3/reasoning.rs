@@ -30,13 +30,10 @@ impl Factory {
                     .into(),
             );
         }
-        Ok(Factory { start_ids: encode(model, START).into(), end_ids: encode(model, END).into() })
+        Ok(Factory { start_ids: model.encode_plain(START).into(), end_ids: model.encode_plain(END).into() })
     }
 }
 
-fn encode(model: &Model, text: &str) -> Vec<i64> {
-    model.tokenizer.encode(text, false).map(|e| e.get_ids().iter().map(|&i| i64::from(i)).collect()).unwrap_or_default()
-}
 
 impl ReasoningParserFactory for Factory {
     fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
@@ -160,7 +157,7 @@ impl MiniMaxM3 {
                 return delta_ids[n..].to_vec();
             }
         }
-        encode(&self.model, content)
+        self.model.encode_plain(content)
     }
 }
 
