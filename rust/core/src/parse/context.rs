@@ -14,6 +14,9 @@ pub struct ChatContext {
     pub include_reasoning: bool,
     /// `parallel_tool_calls` (only an explicit `false` filters).
     pub parallel_tool_calls: bool,
+    /// `logprobs` was asked for (some parsers then answer an empty delta
+    /// with `content: ""`, which carries the logprobs).
+    pub logprobs: bool,
     /// The effective chat-template kwargs (server defaults under request).
     pub template_kwargs: Map<String, Value>,
     /// The request's own `chat_template_kwargs`, as sent (parsers that read
@@ -48,6 +51,7 @@ impl ChatContext {
             tool_choice,
             include_reasoning,
             parallel_tool_calls,
+            logprobs: req.get("logprobs").is_some_and(crate::pycompat::truthy),
             template_kwargs: effective_template_kwargs(req, default_kwargs),
             request_kwargs: req.get("chat_template_kwargs").and_then(Value::as_object).cloned().unwrap_or_default(),
         }

@@ -476,6 +476,7 @@ mod tests {
             tool_choice: choice,
             include_reasoning: true,
             parallel_tool_calls: true,
+            logprobs: false,
             template_kwargs: Default::default(),
             request_kwargs: Default::default(),
         }

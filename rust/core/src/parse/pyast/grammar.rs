@@ -57,6 +57,17 @@ impl Parser {
         }
     }
 
+    /// `skip`, across line ends too (an eval input's surrounding lines).
+    pub(super) fn skip_blank_lines(&mut self) {
+        loop {
+            self.skip();
+            match self.peek() {
+                Some('\n' | '\r') => self.i += 1,
+                _ => return,
+            }
+        }
+    }
+
     fn eat(&mut self, op: &str) -> bool {
         self.skip();
         let n = op.chars().count();
@@ -212,7 +223,7 @@ impl Parser {
     }
 
     /// `or_test ['if' or_test 'else' expr]`.
-    fn expr(&mut self) -> PResult<Node> {
+    pub(super) fn expr(&mut self) -> PResult<Node> {
         let body = self.or_test()?;
         if self.eat_kw("if") {
             self.or_test()?;

@@ -70,6 +70,43 @@ pub fn parses(text: &str) -> bool {
     p.module().is_ok()
 }
 
+/// `ast.literal_eval(text)`: `None` where Python raises (not one literal
+/// expression: names, calls, f-strings, bytes, complex numbers). Tuples read
+/// as lists (`json.dumps` writes them so); a set, which `json.dumps` cannot
+/// write, counts as not a literal.
+pub fn literal_eval(text: &str) -> Option<PyValue> {
+    let text = text.trim_start_matches([' ', '\t']);
+    let mut p = Parser { s: text.chars().collect(), i: 0, depth: 0, has_set: false };
+    p.skip_blank_lines();
+    let node = p.expr().ok()?;
+    p.skip_blank_lines();
+    if p.peek().is_some() {
+        return None;
+    }
+    literal(&node)
+}
+
+fn literal(node: &Node) -> Option<PyValue> {
+    Some(match node {
+        Node::Const(lit) => constant(lit)?,
+        Node::List(items) | Node::Tuple(items) => PyValue::List(items.iter().map(literal).collect::<Option<_>>()?),
+        Node::Dict(entries) => {
+            let mut out = Vec::new();
+            for (k, v) in entries {
+                dict_insert(&mut out, literal(k.as_ref()?)?, literal(v)?);
+            }
+            PyValue::Dict(out)
+        }
+        Node::Sign(negative, operand) => match literal(operand)? {
+            PyValue::Int(d) if *negative => PyValue::Int(negate(&d)),
+            PyValue::Float(f) if *negative => PyValue::Float(-f),
+            v @ (PyValue::Int(_) | PyValue::Float(_)) => v,
+            _ => return None,
+        },
+        _ => return None,
+    })
+}
+
 impl PyValue {
     /// `json.dumps(value, ensure_ascii=False)`.
     pub fn dumps(&self) -> Result<String, NotCalls> {

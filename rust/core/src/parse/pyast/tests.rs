@@ -59,3 +59,17 @@ fn sets_are_reported() {
     assert!(parse_call_list("[f(a={1})]").expect("calls").has_set);
     assert!(!parse_call_list("[f(a={})]").expect("calls").has_set);
 }
+
+#[test]
+fn literal_eval_reads_one_literal() {
+    use super::{literal_eval, PyValue};
+    let dumps = |t: &str| literal_eval(t).map(|v| v.dumps().expect("dumps"));
+    assert_eq!(dumps("(1, 'a', None)").as_deref(), Some(r#"[1, "a", null]"#));
+    assert_eq!(dumps("{'k': True, 2: -3.5}").as_deref(), Some(r#"{"k": true, "2": -3.5}"#));
+    assert_eq!(dumps(" \n[1]\n").as_deref(), Some("[1]"));
+    assert_eq!(literal_eval("true"), None);
+    assert_eq!(literal_eval("f(1)"), None);
+    assert_eq!(literal_eval("1; 2"), None);
+    assert_eq!(literal_eval("{1, 2}"), None);
+    assert_eq!(literal_eval("'x'"), Some(PyValue::Str("x".into())));
+}
