@@ -1,18 +1,21 @@
-//! Tencent Hunyuan's reasoning (`hy_v3`, `hy_v4`): DeepSeek-R1's
+//! Tencent Hunyuan's reasoning (`hy_v3`, `hy_v4`) and HY3's tool calls
+//! (`hy3_tools`): DeepSeek-R1's
 //! `<think>` reasoning under checkpoint-suffixed markers (`<think:SUFFIX>`),
 //! on or off by the request's `reasoning_effort` template kwarg
 //! (`no_think` turns it off). HY3 reads the suffix from
 //! `tokenizer_config.json` and defaults to off; HY4 finds it in the
 //! vocabulary and defaults to on (its template's `high`).
 
+mod hy3_tools;
+
 use std::sync::Arc;
 
 use serde_json::Value;
 
 use crate::model::Model;
-use crate::parse::family::{token_ids, Family, ReasoningFamily};
+use crate::parse::family::{token_ids, Family, ReasoningFamily, ToolFamily, ToolParserFactory};
 use crate::parse::think::{Switch, ThinkFamily};
-use crate::parse::Registry;
+use crate::parse::{ChatContext, Registry, ToolParser};
 
 const NEEDS: &str = "<think{S}>, </think{S}> as single tokens (S: the checkpoint's token suffix)";
 
@@ -77,9 +80,24 @@ static HY4: ReasoningFamily = Family {
     },
 };
 
+struct Hy3Tools(Arc<hy3_tools::Markers>);
+
+impl ToolParserFactory for Hy3Tools {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
+        Box::new(hy3_tools::Hy3Tools::new(self.0.clone()))
+    }
+}
+
+static HY3_TOOLS: ToolFamily = Family {
+    names: &["hy_v3"],
+    needs: "<tool_calls{S}>, </tool_calls{S}> as single tokens (S: the checkpoint's token suffix)",
+    load: |model| Ok(Arc::new(Hy3Tools(Arc::new(hy3_tools::Markers::load(model, hy3_suffix(model))?)))),
+};
+
 pub(super) fn register(registry: &mut Registry) {
     registry.reasoning_family(&HY3);
     registry.reasoning_family(&HY4);
+    registry.tool_family(&HY3_TOOLS);
 }
 
 #[cfg(test)]
