@@ -22,6 +22,12 @@ PLAIN_CONFIGS: list[str] = FACTS["plain_configs"]["configs"]
 PENDING_CONFIGS: set[str] = {f["config"] for f in FACTS["pending"]["families"].values()}
 # Every config the golden tests run: the plain ones, then each family's.
 GOLDEN_CONFIGS: list[str] = [*PLAIN_CONFIGS, *(f["config"] for f in FAMILIES.values())]
+# Configs whose family follows vLLM's stream algorithm where it disagrees
+# with vLLM's batch answer (`"streams": "vllm_or_batch"`): each of their
+# streams must equal vLLM's chunks or assemble to the batch answer.
+VLLM_OR_BATCH_CONFIGS: set[str] = {
+    f["config"] for f in FAMILIES.values() if f.get("streams") == "vllm_or_batch"
+}
 
 
 @dataclass(frozen=True)

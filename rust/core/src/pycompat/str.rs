@@ -24,6 +24,11 @@ pub fn slice(s: &str, start: Option<i64>, end: Option<i64>) -> &str {
     &s[byte(a)..byte(b)]
 }
 
+/// `str.isspace` for one character.
+pub fn py_isspace(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -36,9 +41,4 @@ mod tests {
         assert_eq!(slice("héllo", Some(-1 + 3), None), "llo");
         assert_eq!(slice("héllo", Some(4), Some(2)), "");
     }
-}
-
-/// `str.isspace` for one character.
-pub fn py_isspace(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }

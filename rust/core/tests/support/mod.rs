@@ -99,6 +99,19 @@ pub struct Family {
     /// family whose outputs it cannot write).
     #[serde(default)]
     pub generated: Option<Value>,
+    /// `"vllm_or_batch"`: the family follows vLLM's stream algorithm where
+    /// it disagrees with vLLM's batch answer, so its streams are held to
+    /// vLLM's chunks or to batch by the golden suites, and chunk invariance
+    /// (every chunking assembles to batch) does not apply.
+    #[serde(default)]
+    pub streams: Option<String>,
+}
+
+impl Family {
+    /// Do its streams assemble to the batch answer under any chunking?
+    pub fn chunk_invariant(&self) -> bool {
+        self.streams.is_none()
+    }
 }
 
 /// One class of excused cases: ids containing one of `id_contains` or equal

@@ -78,8 +78,10 @@ fn structured_outputs(o: &Obj) -> Result<Option<Value>, ApiError> {
 }
 
 /// The chat-completions view of a validated Responses request: what the
-/// chat render's context, template and sampling code read.
-fn chat_view(o: &Obj, messages: Vec<Value>, tools: &[Value]) -> Result<Obj, ApiError> {
+/// chat render's context, template and sampling code read. A conflict in
+/// the structured outputs comes back beside it: vLLM meets it only when it
+/// builds the sampling params, after the template rendered.
+fn chat_view(o: &Obj, messages: Vec<Value>, tools: &[Value]) -> (Obj, Option<ApiError>) {
     let mut chat = Obj::new();
     for key in SHARED_FIELDS {
         if let Some(v) = o.get(*key) {
@@ -102,10 +104,12 @@ fn chat_view(o: &Obj, messages: Vec<Value>, tools: &[Value]) -> Result<Obj, ApiE
     if o.get("truncation").is_some_and(|t| t.as_str() != Some("disabled")) {
         chat.insert("truncate_prompt_tokens".into(), Value::from(-1));
     }
-    if let Some(s) = structured_outputs(o)? {
-        chat.insert("structured_outputs".into(), s);
+    match structured_outputs(o) {
+        Ok(Some(s)) => drop(chat.insert("structured_outputs".into(), s)),
+        Ok(None) => {}
+        Err(e) => return (chat, Some(e)),
     }
-    Ok(chat)
+    (chat, None)
 }
 
 /// The sampling options `to_sampling_params` takes from the request.
@@ -182,7 +186,7 @@ impl Core {
         let tools = items::chat_tools(o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]));
         let instructions = o.get("instructions").and_then(Value::as_str);
         let messages = items::input_messages(instructions, o.get("input").unwrap_or(&Value::Null))?;
-        let chat = chat_view(&o, messages, &tools)?;
+        let (chat, conflict) = chat_view(&o, messages, &tools);
         let ctx = ChatContext::from_request(&chat, &self.settings.default_chat_template_kwargs);
         let max_out = opt_i64(&o, "max_output_tokens");
         self.check_output_budget(max_out, "max_output_tokens")?;
@@ -221,6 +225,9 @@ impl Core {
                 "tool_choice requires a function call, but tools contains no function tool the model can call. (parameter=tool_choice)",
                 "tool_choice",
             ));
+        }
+        if let Some(e) = conflict {
+            return Err(e);
         }
         let format = structured::request_format(structured::request_params(&chat).as_ref());
         let (mut keep_special, mut adjusted) =
