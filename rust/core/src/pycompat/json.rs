@@ -42,11 +42,10 @@ pub fn loads_lenient(text: &str) -> Option<Value> {
 pub fn decode_error(text: &str, e: &serde_json::Error) -> (&'static str, usize) {
     // serde_json reports 1-based line and column; Python reports the char
     // offset where decoding stopped (the end of the text for a truncated one).
-    let pos = if e.classify() == serde_json::error::Category::Eof {
-        text.chars().count()
-    } else {
-        char_offset(text, e.line(), e.column())
-    };
+    if e.classify() == serde_json::error::Category::Eof {
+        return eof_error(text);
+    }
+    let pos = char_offset(text, e.line(), e.column());
     let detail = e.to_string();
     let msg = if detail.contains("trailing characters") {
         "Extra data"
@@ -60,12 +59,91 @@ pub fn decode_error(text: &str, e: &serde_json::Error) -> (&'static str, usize) 
         "Invalid control character at"
     } else if detail.contains("escape") {
         "Invalid \\escape"
-    } else if detail.contains("EOF while parsing a string") {
-        "Unterminated string starting at"
+    } else if detail.contains("expected ident") {
+        // serde reads into a misspelt `null`/`true`/`false`; Python stops
+        // where the word starts.
+        let chars: Vec<char> = text.chars().collect();
+        let start = (0..pos.min(chars.len())).rev().take_while(|&i| chars[i].is_ascii_alphabetic()).last();
+        return ("Expecting value", start.unwrap_or(pos));
     } else {
         "Expecting value"
     };
     (msg, pos)
+}
+
+/// What Python's decoder expected when the text ran out, from where it
+/// stands: inside a string (reported at the string's start), after an
+/// object's opener or comma, a key, a colon, or a value.
+fn eof_error(text: &str) -> (&'static str, usize) {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Last {
+        Open,
+        Comma,
+        Key,
+        Colon,
+        Value,
+    }
+    let mut stack: Vec<char> = Vec::new();
+    let mut last = Last::Comma;
+    let (mut in_string, mut escape, mut string_start) = (false, false, 0);
+    // The bare word the text ends in (a literal cut short), and its start.
+    let (mut word, mut word_start) = (String::new(), 0);
+    let mut n = 0;
+    for (i, c) in text.chars().enumerate() {
+        n = i + 1;
+        if !in_string && c.is_ascii_alphabetic() {
+            if word.is_empty() {
+                word_start = i;
+            }
+            word.push(c);
+        } else if !in_string {
+            word.clear();
+        }
+        if in_string {
+            match (escape, c) {
+                (true, _) => escape = false,
+                (false, '\\') => escape = true,
+                (false, '"') => {
+                    in_string = false;
+                    let in_object = stack.last() == Some(&'{');
+                    last = if in_object && matches!(last, Last::Open | Last::Comma) { Last::Key } else { Last::Value };
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                string_start = i;
+            }
+            '{' | '[' => {
+                stack.push(c);
+                last = Last::Open;
+            }
+            '}' | ']' => {
+                stack.pop();
+                last = Last::Value;
+            }
+            ',' => last = Last::Comma,
+            ':' => last = Last::Colon,
+            c if c.is_whitespace() => {}
+            _ => last = Last::Value,
+        }
+    }
+    if in_string {
+        return ("Unterminated string starting at", string_start);
+    }
+    if !word.is_empty() && !matches!(word.as_str(), "true" | "false" | "null") {
+        return ("Expecting value", word_start);
+    }
+    let msg = match (stack.last(), last) {
+        (Some('{'), Last::Open | Last::Comma) => "Expecting property name enclosed in double quotes",
+        (Some('{'), Last::Key) => "Expecting ':' delimiter",
+        (Some(_), Last::Value) => "Expecting ',' delimiter",
+        _ => "Expecting value",
+    };
+    (msg, n)
 }
 
 /// `str(e)` of the `JSONDecodeError` `json.loads(text)` raises: `None`
@@ -73,8 +151,10 @@ pub fn decode_error(text: &str, e: &serde_json::Error) -> (&'static str, usize) 
 pub fn loads_error(text: &str) -> Option<String> {
     let trimmed = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r'));
     let e = serde_json::from_str::<Value>(trimmed).err()?;
-    let lead = text.chars().count() - text.trim_start_matches([' ', '\t', '\n', '\r']).chars().count();
-    let (msg, pos) = decode_error(trimmed, &e);
+    let body = text.trim_start_matches([' ', '\t', '\n', '\r']);
+    let lead = text.chars().count() - body.chars().count();
+    // Python reports a text cut short at its very end, trailing space included.
+    let (msg, pos) = decode_error(body, &e);
     let pos = pos + lead;
     let before: Vec<char> = text.chars().take(pos).collect();
     let line = before.iter().filter(|&&c| c == '\n').count() + 1;
@@ -256,6 +336,15 @@ mod tests {
         assert_eq!(loads_error("c").as_deref(), Some("Expecting value: line 1 column 1 (char 0)"));
         assert_eq!(loads_error("{\"a\": 1} x").as_deref(), Some("Extra data: line 1 column 10 (char 9)"));
         assert_eq!(loads_error("{\"a\": 1}"), None);
+        // Cut short: what Python expected where the text ends.
+        let expect = |t: &str| loads_error(t).unwrap_or_default();
+        assert_eq!(expect("{\"p\": {"), "Expecting property name enclosed in double quotes: line 1 column 8 (char 7)");
+        assert_eq!(expect("{\"a\""), "Expecting ':' delimiter: line 1 column 5 (char 4)");
+        assert_eq!(expect("{\"a\": 1"), "Expecting ',' delimiter: line 1 column 8 (char 7)");
+        assert_eq!(expect("[1, "), "Expecting value: line 1 column 5 (char 4)");
+        assert_eq!(expect("{\"a\": tru"), "Expecting value: line 1 column 7 (char 6)");
+        assert_eq!(expect("[\"ab"), "Unterminated string starting at: line 1 column 2 (char 1)");
+        assert_eq!(expect("not json"), "Expecting value: line 1 column 1 (char 0)");
     }
 
     #[test]

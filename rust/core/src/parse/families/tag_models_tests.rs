@@ -42,6 +42,7 @@ fn every_tag_model_vllm_names_is_registered() {
         "longcat",
         "mimo",
         "minimax",
+        "plamo3",
         "qwen_3_coder",
     ];
     assert_eq!(names, known);
