@@ -568,3 +568,58 @@ def test_hunyuan_a13b_streams_answer_token_less_chunks():
     }
     status, out = post(core, CHAT, body)
     assert (status, out["error"]["message"]) == (400, "invalid stream_state: derender failed")
+
+
+def test_hy_v4_responses_render_with_tools_is_the_chat_render():
+    """vLLM's hy_v4 parser crashes (500) on Responses tools, which have no
+    `.function`; derender renders the request as the chat route renders the
+    same conversation (the Responses route adds the BOS), with the same
+    structural tag for forced calls."""
+    core = parser_core("models/hy_v4", "hy4", reasoning_parser="hy_v4", tool_call_parser="hy_v4")
+    tool = {
+        "name": "get_weather",
+        "description": "Current weather for a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    }
+    choices = [
+        ("none", "none"),
+        ("auto", "auto"),
+        ("required", "required"),
+        (
+            {"type": "function", "name": "get_weather"},
+            {"type": "function", "function": {"name": "get_weather"}},
+        ),
+    ]
+    bos = core.encode("<|begin_of_text|>")
+    for responses_choice, chat_choice in choices:
+        status, responses = post(
+            core,
+            "/v1/responses/render",
+            {
+                "input": "Weather?",
+                "tools": [{"type": "function", **tool}],
+                "tool_choice": responses_choice,
+            },
+        )
+        assert status == 200, responses
+        status, chat = post(
+            core,
+            "/v1/chat/completions/render",
+            {
+                "messages": [{"role": "user", "content": "Weather?"}],
+                "tools": [{"type": "function", "function": tool}],
+                "tool_choice": chat_choice,
+            },
+        )
+        assert status == 200, chat
+        assert responses["token_ids"] == bos + chat["token_ids"]
+        tags = [r["sampling_params"].get("structured_outputs") for r in (responses, chat)]
+        assert tags[0] == tags[1]
+        forced = chat_choice not in ("none", "auto")
+        assert (
+            tags[0] is not None and "<tool_calls:opensource>" in tags[0]["structural_tag"]
+        ) == forced

@@ -22,6 +22,9 @@ pub struct ChatContext {
     /// The request's own `chat_template_kwargs`, as sent (parsers that read
     /// `request.chat_template_kwargs` rather than the effective kwargs).
     pub request_kwargs: Map<String, Value>,
+    /// `structured_outputs.structural_tag` is set: decoding was constrained
+    /// by a grammar on text, so a marker may arrive split across tokens.
+    pub structural_tag: bool,
 }
 
 impl ChatContext {
@@ -54,6 +57,10 @@ impl ChatContext {
             logprobs: req.get("logprobs").is_some_and(crate::pycompat::truthy),
             template_kwargs: effective_template_kwargs(req, default_kwargs),
             request_kwargs: req.get("chat_template_kwargs").and_then(Value::as_object).cloned().unwrap_or_default(),
+            structural_tag: req
+                .get("structured_outputs")
+                .and_then(|s| s.get("structural_tag"))
+                .is_some_and(|t| !t.is_null()),
         }
     }
 

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::{ChatContext, ReasoningParser, ToolParser};
 use crate::model::Model;
-use crate::structured::{json_schema, TagModel};
+use crate::structured::{json_schema, structural_tag, StrictLevel, TagModel, TagRequest};
 
 /// When a tool parser's `adjust_request` sets `skip_special_tokens=False`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +36,12 @@ pub trait ToolParserFactory: Send + Sync {
     /// `structural_tag_model`: the tag forced and strict tool choices get.
     fn tag_model(&self) -> Option<&'static TagModel> {
         None
+    }
+    /// The structural tag render puts in `structured_outputs`
+    /// (`_apply_structural_tag` with the parser's `get_structural_tag`);
+    /// `level`: `--tool-strict-level`.
+    fn structural_tag(&self, level: Option<StrictLevel>, request: TagRequest) -> Option<String> {
+        structural_tag(self.tag_model(), level, request)
     }
     /// Forced tool choices are answered as a JSON array and get a JSON
     /// schema; parsers with a tag model read them in their own format.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::family::{KeepSpecial, ReasoningParserFactory, ToolParserFactory};
 use super::{ChatContext, DelegatingParser, Registry, ToolChoice};
 use crate::model::Model;
-use crate::structured::{params, structural_tag, RequestFormat, StrictLevel, TagRequest};
+use crate::structured::{params, RequestFormat, StrictLevel, TagRequest};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ParserSpecError {
@@ -146,7 +146,7 @@ impl ParserSpec {
             parallel_tool_calls: ctx.parallel_tool_calls,
             format,
         };
-        if let Some(tag) = structural_tag(tool.tag_model(), self.tool_strict_level, request) {
+        if let Some(tag) = tool.structural_tag(self.tool_strict_level, request) {
             return (keep_special, Some(params(None, Some(tag))));
         }
         if !tool.supports_required_and_named() {

@@ -70,9 +70,29 @@ impl Pattern {
     }
 }
 
+/// `re.escape`: Python's special characters behind a backslash.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "()[]{}?*+-|^$\\.&~# \t\n\r\u{b}\u{c}".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn escaped_text_matches_itself() {
+        let text = "<a:b.c|d(e)*>";
+        assert_eq!(escape(text), "<a:b\\.c\\|d\\(e\\)\\*>");
+        let p = Pattern::new(&format!("{}(.*?){}", escape(text), escape("$")));
+        assert_eq!(p.findall(&format!("{text}x$ {text}ab")), vec!["x"]);
+    }
 
     #[test]
     fn reads_as_python_does() {

@@ -13,4 +13,4 @@ pub mod tool_tags;
 
 pub use format::{json_schema, params, tag_text, Choice, TagModel, TagTool};
 pub use request::{request_format, request_params};
-pub use tool_tags::{structural_tag, RequestFormat, StrictLevel, TagRequest, ToolChoice};
+pub use tool_tags::{structural_tag, structural_tag_by, RequestFormat, StrictLevel, TagRequest, ToolChoice};

@@ -43,11 +43,6 @@ impl StrictLevel {
             _ => Err(UnknownStrictLevel(name.to_string())),
         }
     }
-
-    /// A parser's `default_tool_strict_level`.
-    pub fn default_for(model: Option<&TagModel>) -> StrictLevel {
-        model.map_or(StrictLevel::Auto, |m| m.default_level)
-    }
 }
 
 /// The request's own structured outputs (`response_format` /
@@ -76,6 +71,20 @@ pub struct TagRequest<'a> {
 /// `model` is the tool parser's `structural_tag_model`; `level` the server's
 /// `--tool-strict-level` (`None`: the parser's default).
 pub fn structural_tag(model: Option<&TagModel>, level: Option<StrictLevel>, req: TagRequest) -> Option<String> {
+    let model = model?;
+    let build = |tools: &[TagTool], choice| Some((model.build)(tools, choice));
+    structural_tag_by(&build, model.default_level, level, req)
+}
+
+/// [`structural_tag`] for a parser whose `get_structural_tag` builds its own
+/// tag (`build` may decline: `None` leaves the request alone);
+/// `default_level` is the parser's `default_tool_strict_level`.
+pub fn structural_tag_by(
+    build: &dyn Fn(&[TagTool], Choice) -> Option<Value>,
+    default_level: StrictLevel,
+    level: Option<StrictLevel>,
+    req: TagRequest,
+) -> Option<String> {
     if req.tools.is_empty() {
         return None;
     }
@@ -88,13 +97,12 @@ pub fn structural_tag(model: Option<&TagModel>, level: Option<StrictLevel>, req:
     let is_auto = choice == Choice::Auto;
     let has_format = *req.format != RequestFormat::Absent;
     let single_call = !req.parallel_tool_calls;
-    let mut level = level.unwrap_or(StrictLevel::default_for(model));
+    let mut level = level.unwrap_or(default_level);
     if single_call && !(is_auto && has_format) {
         // Limiting the call count needs the call envelope in the grammar;
         // auto with structured outputs keeps its format-only grammar.
         level = level.max(StrictLevel::Function);
     }
-    let model = model?;
     let tools = resolve_tool_strictness(req.tools, is_auto, level)?;
     let output = match req.format {
         RequestFormat::Format(f) if is_auto => Some(f),
@@ -111,7 +119,7 @@ pub fn structural_tag(model: Option<&TagModel>, level: Option<StrictLevel>, req:
     if tools.is_empty() {
         return None;
     }
-    let mut tag = (model.build)(&tools, choice);
+    let mut tag = build(&tools, choice)?;
     if single_call {
         limit_to_single_tool_call(&mut tag);
     }

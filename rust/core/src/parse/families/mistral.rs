@@ -479,6 +479,7 @@ mod tests {
             logprobs: false,
             template_kwargs: Default::default(),
             request_kwargs: Default::default(),
+            structural_tag: false,
         }
     }
 

@@ -1,5 +1,5 @@
-//! Tencent Hunyuan's reasoning (`hy_v3`, `hy_v4`) and HY3's tool calls
-//! (`hy3_tools`): DeepSeek-R1's
+//! Tencent Hunyuan's reasoning (`hy_v3`, `hy_v4`) and tool calls
+//! (`hy3_tools`, `hy4_tools`, typed by `values`): DeepSeek-R1's
 //! `<think>` reasoning under checkpoint-suffixed markers (`<think:SUFFIX>`),
 //! on or off by the request's `reasoning_effort` template kwarg
 //! (`no_think` turns it off). HY3 reads the suffix from
@@ -7,6 +7,8 @@
 //! vocabulary and defaults to on (its template's `high`).
 
 mod hy3_tools;
+mod hy4_tools;
+mod values;
 
 use std::sync::Arc;
 
@@ -16,6 +18,7 @@ use crate::model::Model;
 use crate::parse::family::{token_ids, Family, ReasoningFamily, ToolFamily, ToolParserFactory};
 use crate::parse::think::{Switch, ThinkFamily};
 use crate::parse::{ChatContext, Registry, ToolParser};
+use crate::structured::{structural_tag_by, StrictLevel, TagRequest};
 
 const NEEDS: &str = "<think{S}>, </think{S}> as single tokens (S: the checkpoint's token suffix)";
 
@@ -94,10 +97,36 @@ static HY3_TOOLS: ToolFamily = Family {
     load: |model| Ok(Arc::new(Hy3Tools(Arc::new(hy3_tools::Markers::load(model, hy3_suffix(model))?)))),
 };
 
+struct Hy4Tools(Arc<hy4_tools::Markers>);
+
+impl ToolParserFactory for Hy4Tools {
+    fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>, _with_reasoning: bool) -> Box<dyn ToolParser> {
+        Box::new(hy4_tools::Hy4Tools::new(self.0.clone()))
+    }
+
+    /// `supports_required_and_named = False`: forced choices are read in
+    /// the model's own markup.
+    fn native_forced_choices(&self) -> bool {
+        true
+    }
+
+    /// The `hy_v4` structural tag under the checkpoint's suffix.
+    fn structural_tag(&self, level: Option<StrictLevel>, request: TagRequest) -> Option<String> {
+        structural_tag_by(&|tools, choice| self.0.tag(tools, choice), StrictLevel::Auto, level, request)
+    }
+}
+
+static HY4_TOOLS: ToolFamily = Family {
+    names: &["hy_v4"],
+    needs: "<tool_calls{S}>, </tool_calls{S}> as single tokens (S: the suffix of the vocabulary's structural tokens)",
+    load: |model| Ok(Arc::new(Hy4Tools(Arc::new(hy4_tools::Markers::load(model, &hy4_suffix(model)?)?)))),
+};
+
 pub(super) fn register(registry: &mut Registry) {
     registry.reasoning_family(&HY3);
     registry.reasoning_family(&HY4);
     registry.tool_family(&HY3_TOOLS);
+    registry.tool_family(&HY4_TOOLS);
 }
 
 #[cfg(test)]
