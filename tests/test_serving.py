@@ -193,16 +193,18 @@ def test_request_timeout_must_be_positive():
 def test_workers_share_the_secrets_through_the_config_env(monkeypatch):
     """Workers build their app from DERENDER_SERVER_CONFIG: the signing and the
     accepted secrets travel in it (the env vars are read once, by the CLI)."""
-    monkeypatch.setenv("DERENDER_STREAM_STATE_SECRET", "new")
-    monkeypatch.setenv("DERENDER_STREAM_STATE_ACCEPTED_SECRETS", "old, older,")
+    # Secrets no path or repr could contain by chance.
+    secret, accepted = "s3cr3t-9f1c2e", ["acc3pt-7d4b0a", "acc3pt-c85e13"]
+    monkeypatch.setenv("DERENDER_STREAM_STATE_SECRET", secret)
+    monkeypatch.setenv("DERENDER_STREAM_STATE_ACCEPTED_SECRETS", f"{accepted[0]}, {accepted[1]},")
     config = config_from_args(build_parser().parse_args(["serve"]))
-    assert config.stream_state_secret == "new"
-    assert config.stream_state_accepted_secrets == ["old", "older"]
+    assert config.stream_state_secret == secret
+    assert config.stream_state_accepted_secrets == accepted
     monkeypatch.setenv("DERENDER_SERVER_CONFIG", config.to_env())
     worker = ServerConfig.from_env()
-    assert worker.stream_state_secret == "new"
-    assert worker.stream_state_accepted_secrets == ["old", "older"]
-    assert "new" not in repr(worker) and "older" not in repr(worker)
+    assert worker.stream_state_secret == secret
+    assert worker.stream_state_accepted_secrets == accepted
+    assert all(s not in repr(worker) for s in (secret, *accepted))
     # The flag wins over the environment.
     args = build_parser().parse_args(["serve", "--stream-state-accepted-secrets", "a", "b"])
     assert config_from_args(args).stream_state_accepted_secrets == ["a", "b"]
