@@ -216,3 +216,18 @@ def test_accepted_secrets_without_a_secret_stop_the_server(monkeypatch):
     monkeypatch.delenv("DERENDER_STREAM_STATE_SECRET", raising=False)
     with pytest.raises(SystemExit, match="needs --stream-state-secret"):
         main(["serve", "--stream-state-accepted-secrets", "old", "--port", "1"])
+
+
+def test_a_chat_template_path_that_does_not_open_stops_the_server(tmp_path):
+    """vLLM reads `--chat-template` as a file, or as the template's text when
+    it has `{`, `}` or a newline; a missing path is refused, never used as
+    the template."""
+    from derender.cli import _load_chat_template
+
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ messages[0].content }}", encoding="utf-8")
+    assert _load_chat_template(str(template)) == "{{ messages[0].content }}"
+    assert _load_chat_template("{{ 'inline' }}") == "{{ 'inline' }}"
+    for missing in (str(tmp_path / "nope.jinja"), "chatml"):
+        with pytest.raises(SystemExit, match=r"looks like a file path, but it failed to be opened"):
+            _load_chat_template(missing)

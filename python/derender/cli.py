@@ -239,15 +239,21 @@ def _plugin_path(value: str | None) -> str | None:
 
 
 def _load_chat_template(value: str | None) -> str | None:
-    """`--chat-template`: a file path, or the template text itself."""
+    """`--chat-template`: a file path, or the template text itself (text has
+    Jinja's `{`, `}` or a newline; anything else must be a file, as in vLLM,
+    whose own bundled templates derender does not ship)."""
     if value is None:
         return None
-    if os.path.isfile(value):
+    try:
         with open(value, encoding="utf-8") as f:
             return f.read()
-    if any(c in value for c in "{}\n") or not os.path.splitext(value)[1]:
-        return value
-    raise SystemExit(f"error: --chat-template {value}: no such file")
+    except OSError as exc:
+        if any(c in value for c in "{}\n"):
+            return value
+        raise SystemExit(
+            f"error: --chat-template: the supplied chat template ({value}) looks like a file "
+            f"path, but it failed to be opened. Reason: {exc}"
+        ) from None
 
 
 def serve(args: argparse.Namespace) -> None:
