@@ -79,6 +79,8 @@ EOS = {
     "dots": 151674,
     "minicpm5": 151645,
     "hy_v4": 128257,
+    "hf_response_template": 151645,
+    "beam": 151674,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
