@@ -190,6 +190,12 @@ impl ReasoningParser for Plamo3Reasoning {
         true
     }
 
+    /// Without thinking, `is_reasoning_end` holds for any prompt: the
+    /// whole output is content, in batch and stream alike.
+    fn passthrough(&self) -> bool {
+        !self.thinking
+    }
+
     fn engine_confirmed_end(&self) -> bool {
         self.engine.engine_confirmed_end()
     }
