@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import signal
 import socket
 import threading
@@ -231,3 +232,54 @@ def test_a_chat_template_path_that_does_not_open_stops_the_server(tmp_path):
     for missing in (str(tmp_path / "nope.jinja"), "chatml"):
         with pytest.raises(SystemExit, match=r"looks like a file path, but it failed to be opened"):
             _load_chat_template(missing)
+
+
+def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
+    """The bundled model's files in a directory of its own, plus `extra`."""
+    import shutil
+
+    target = tmp_path / "model"
+    shutil.copytree(DEFAULT_MODEL_DIR, target)
+    for name, body in extra.items():
+        (target / name).write_bytes(body if isinstance(body, bytes) else body.encode())
+    return str(target)
+
+
+@pytest.mark.parametrize(
+    ("flags", "extra", "message"),
+    [
+        (["--tokenizer-mode", "mistral"], {}, "--tokenizer-mode mistral: derender builds only"),
+        (
+            [],
+            {"tekken.json": "{}", "consolidated.safetensors": b""},
+            "vLLM uses its mistral (consolidated",
+        ),
+        (
+            ["--max-model-len", "4096"],
+            {"config.json": '{"architectures": ["DeepseekV32ForCausalLM"]}'},
+            "deepseek_v32 (architecture DeepseekV32ForCausalLM)",
+        ),
+        (["--tokenizer", "/elsewhere"], {}, "--tokenizer /elsewhere: a tokenizer other than"),
+    ],
+)
+def test_a_tokenizer_choice_derender_cannot_honour_stops_the_server(
+    tmp_path, flags, extra, message
+):
+    """vLLM picks its tokenizer from --tokenizer-mode, --tokenizer and, under
+    auto, the model's files; a choice that would change token ids and is not
+    built stops the server with a message naming it."""
+    from derender.cli import main
+
+    model = _model_copy(tmp_path, extra)
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        main(["serve", model, *flags, "--port", "1"])
+
+
+def test_tokenizer_flags_that_name_the_model_itself_are_accepted(tmp_path):
+    from derender.cli import _check_tokenizer
+
+    model = _model_copy(tmp_path, {"tekken.json": "{}", "consolidated.safetensors": b""})
+    args = build_parser().parse_args(
+        ["serve", model, "--tokenizer", model, "--tokenizer-mode", "HF", "--revision", "v1"]
+    )
+    _check_tokenizer(args, model, model)  # hf mode on a local directory: nothing to refuse

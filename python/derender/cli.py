@@ -27,10 +27,6 @@ KEEP_ALIVE_ENV = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
 # vLLM flags that change nothing a derender server does: accepted so a
 # `vllm launch render` command line works unchanged.
 _IGNORED_VALUE_FLAGS = (
-    "--tokenizer",
-    "--tokenizer-mode",
-    "--revision",
-    "--tokenizer-revision",
     "--dtype",
     "--uvicorn-log-level",
     "--root-path",
@@ -123,6 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="how message content reaches the template: joined text (string) or a list of "
         "parts (openai); auto detects it from the template, as vLLM does",
     )
+    # Tokenizer choice: checked at startup (`_check_tokenizer`), never ignored.
+    serve.add_argument("--tokenizer", default=None, help="must be the model's own tokenizer")
+    serve.add_argument(
+        "--tokenizer-mode", default="auto", help="auto or hf (the modes derender builds)"
+    )
+    serve.add_argument("--revision", default=None, help=argparse.SUPPRESS)
+    serve.add_argument("--tokenizer-revision", default=None, help=argparse.SUPPRESS)
     for flag in _IGNORED_VALUE_FLAGS:
         serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
     for flag in _IGNORED_SWITCHES:
@@ -263,9 +266,10 @@ def serve(args: argparse.Namespace) -> None:
 
     config = config_from_args(args)
     try:  # Fail fast, with the reason, before uvicorn starts any worker.
-        Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
+        core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
+    _check_tokenizer(args, config.model, core.model_path)
     if args.workers > 1:  # the workers add up their metrics here
         config.metrics_dir = tempfile.mkdtemp(prefix="derender-metrics-")
         atexit.register(shutil.rmtree, config.metrics_dir, ignore_errors=True)
@@ -297,6 +301,77 @@ def serve(args: argparse.Namespace) -> None:
             super().terminate_all()
 
     Supervisor(uv_config, sockets=[_listen(args.host, args.port)]).run()
+
+
+# Architectures whose tokenizer mode vLLM's `auto` switches away from hf
+# (`ModelConfig`), with the mode it picks.
+_ARCHITECTURE_MODES = {
+    "KimiK3ForConditionalGeneration": "kimi_k3",
+    "DeepseekV32ForCausalLM": "deepseek_v32",
+    "DeepseekV4ForCausalLM": "deepseek_v4",
+    "DeepseekV4ForConditionalGeneration": "deepseek_v4",
+    "DeepseekV41ForCausalLM": "deepseek_v41",
+    "InklingForCausalLM": "inkling",
+    "InklingForConditionalGeneration": "inkling",
+    "Alpamayo2Super": "alpamayo2_super",
+    "MoonshotKimiaForCausalLM": "kimi_audio",
+}
+
+
+def _auto_tokenizer_mode(model_dir: str) -> str | None:
+    """The mode vLLM's `--tokenizer-mode auto` picks when it is not hf, and
+    why: a mistral_common checkpoint (`consolidated*.safetensors` beside
+    `tekken.json` or `tokenizer.model.v*`), or the architecture."""
+    import glob
+    import json
+
+    def has(pattern: str) -> bool:
+        return bool(glob.glob(os.path.join(glob.escape(model_dir), pattern)))
+
+    if has("consolidated*.safetensors") and (has("tekken.json") or has("tokenizer.model.v*")):
+        return "mistral (consolidated*.safetensors beside a mistral_common tokenizer)"
+    try:
+        with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
+            architectures = json.load(f).get("architectures") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    for arch in architectures if isinstance(architectures, list) else []:
+        if arch in _ARCHITECTURE_MODES:
+            return f"{_ARCHITECTURE_MODES[arch]} (architecture {arch})"
+    return None
+
+
+def _check_tokenizer(args: argparse.Namespace, model: str, model_dir: str) -> None:
+    """vLLM chooses the tokenizer from these flags and, under `auto`, from the
+    model's files; derender builds the hf mode on the model's own files. Any
+    other choice would change token ids, so it stops the server, naming it."""
+    mode = (args.tokenizer_mode or "auto").lower()
+    if mode not in ("auto", "hf"):
+        raise SystemExit(
+            f"error: --tokenizer-mode {args.tokenizer_mode}: derender builds only the hf "
+            "tokenizer mode (auto picks it where vLLM does)"
+        )
+    picked = _auto_tokenizer_mode(model_dir) if mode == "auto" else None
+    if picked:
+        raise SystemExit(
+            f"error: --tokenizer-mode auto: vLLM uses its {picked} tokenizer mode for {model}, "
+            "which derender does not build; --tokenizer-mode hf renders with tokenizer.json "
+            "and the chat template, as vLLM's hf mode does"
+        )
+    if args.tokenizer and os.path.realpath(args.tokenizer) not in {
+        os.path.realpath(p) for p in (model, model_dir)
+    }:
+        raise SystemExit(
+            f"error: --tokenizer {args.tokenizer}: a tokenizer other than the model's own "
+            "is not supported"
+        )
+    revisions = (("--revision", args.revision), ("--tokenizer-revision", args.tokenizer_revision))
+    for flag, value in revisions:
+        if value and value != "main" and not os.path.isdir(model):
+            raise SystemExit(
+                f"error: {flag} {value}: derender serves the cached snapshot of refs/main; "
+                "choosing a revision is not supported"
+            )
 
 
 def _keep_alive() -> int:
