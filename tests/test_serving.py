@@ -283,3 +283,20 @@ def test_tokenizer_flags_that_name_the_model_itself_are_accepted(tmp_path):
         ["serve", model, "--tokenizer", model, "--tokenizer-mode", "HF", "--revision", "v1"]
     )
     _check_tokenizer(args, model, model)  # hf mode on a local directory: nothing to refuse
+
+
+def test_malformed_model_json_stops_the_server(tmp_path):
+    """A model file that is not JSON is an error, not silently skipped."""
+    from derender.cli import main
+
+    model = _model_copy(tmp_path, {"tokenizer_config.json": "{oops"})
+    with pytest.raises(SystemExit, match=r"tokenizer_config\.json: invalid JSON"):
+        main(["serve", model, "--port", "1"])
+
+
+def test_a_model_directory_read_as_a_served_name_stops_the_server(tmp_path):
+    from derender.cli import main
+
+    model = _model_copy(tmp_path, {})
+    with pytest.raises(SystemExit, match="took .*model, a model directory, as a name"):
+        main(["serve", "--served-model-name", "a", model, "--port", "1"])

@@ -193,6 +193,13 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     if args.enable_auto_tool_choice and not args.tool_call_parser:
         raise SystemExit("Error: --enable-auto-tool-choice requires --tool-call-parser")
     model = args.model_flag or args.model
+    swallowed = [n for n in args.served_model_name or [] if model is None and os.path.isdir(n)]
+    if swallowed:
+        # `--served-model-name a ./model` reads the model as a second name.
+        raise SystemExit(
+            f"error: --served-model-name took {swallowed[0]}, a model directory, as a name: "
+            "give the model before the flag or with --model"
+        )
     if model is None:
         # The bundled Qwen3 model comes with its family's parsers.
         model, default_names = str(DEFAULT_MODEL_DIR), [DEFAULT_MODEL_NAME]

@@ -92,9 +92,15 @@ fn byte_level_piece(piece: &str, out: &mut Vec<u8>) {
     }
 }
 
-fn read_json(path: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
+/// A JSON file of the model directory: `Null` when absent; unreadable or
+/// malformed JSON stops the load (transformers would fail on it too).
+fn read_json(path: &Path) -> Result<Value, ModelError> {
+    let fail = |reason: String| ModelError::Load { path: path.to_path_buf(), reason };
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| fail(format!("invalid JSON: {e}"))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Value::Null),
+        Err(e) => Err(fail(e.to_string())),
+    }
 }
 
 /// `"tok"` or `{"content": "tok", ...}` as written in tokenizer configs.
@@ -115,10 +121,10 @@ impl Model {
 
     pub fn load_dir(dir: &Path) -> Result<Model, ModelError> {
         let tokenizer = load_tokenizer(dir)?;
-        let tok_config = read_json(&dir.join("tokenizer_config.json")).unwrap_or(Value::Null);
-        let special_map = read_json(&dir.join("special_tokens_map.json")).unwrap_or(Value::Null);
-        let gen_config = read_json(&dir.join("generation_config.json")).unwrap_or(Value::Null);
-        let config = read_json(&dir.join("config.json")).unwrap_or(Value::Null);
+        let tok_config = read_json(&dir.join("tokenizer_config.json"))?;
+        let special_map = read_json(&dir.join("special_tokens_map.json"))?;
+        let gen_config = read_json(&dir.join("generation_config.json"))?;
+        let config = read_json(&dir.join("config.json"))?;
 
         let vocab_len = tokenizer.get_vocab_size(true);
         let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| tokenizer.id_to_token(id)).collect();
