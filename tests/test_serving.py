@@ -300,3 +300,21 @@ def test_a_model_directory_read_as_a_served_name_stops_the_server(tmp_path):
     model = _model_copy(tmp_path, {})
     with pytest.raises(SystemExit, match="took .*model, a model directory, as a name"):
         main(["serve", "--served-model-name", "a", model, "--port", "1"])
+
+
+def test_a_bad_log_level_is_refused_by_the_command_line(capsys):
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["serve", "--log-level", "verbose"])
+    assert "invalid choice: 'verbose'" in capsys.readouterr().err
+    assert build_parser().parse_args(["serve", "--log-level", "INFO"]).log_level == "info"
+
+
+def test_a_busy_port_stops_the_workers_supervisor_with_one_line():
+    from derender.cli import _listen
+
+    with socket.socket() as busy:
+        busy.bind((HOST, 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(SystemExit, match=f"cannot listen on {HOST}:{port}"):
+            _listen(HOST, port)

@@ -76,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--log-level",
         default="warning",
+        type=str.lower,
+        choices=("critical", "error", "warning", "info", "debug", "trace"),
         help="uvicorn's and derender's log level; info adds a JSON access line per request",
     )
     serve.add_argument("--reasoning-parser", default=None)
@@ -396,7 +398,11 @@ def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(f"error: cannot listen on {host}:{port}: {exc.strerror}") from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
