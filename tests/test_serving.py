@@ -318,3 +318,27 @@ def test_a_busy_port_stops_the_workers_supervisor_with_one_line():
         port = busy.getsockname()[1]
         with pytest.raises(SystemExit, match=f"cannot listen on {HOST}:{port}"):
             _listen(HOST, port)
+
+
+def test_startup_says_what_is_served_where():
+    """One line at the default log level: address, model, vocabulary, context,
+    parsers, template and load time (here the port is busy, so the server
+    then stops)."""
+    import subprocess
+    import sys
+
+    with socket.socket() as busy:
+        busy.bind((HOST, 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "derender.cli", "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    line = next(x for x in done.stderr.splitlines() if x.startswith("derender: serving"))
+    assert f"on http://{HOST}:{port} (vocabulary 151669, max_model_len 40960" in line
+    assert "parsers: reasoning qwen3, tools hermes, chat template: the model's" in line
+    assert str(DEFAULT_MODEL_DIR) in line and "loaded in" in line
+    assert done.returncode != 0

@@ -9,6 +9,8 @@ import shutil
 import socket
 import sys
 import tempfile
+import time
+from typing import TYPE_CHECKING
 
 from derender.config import (
     ACCEPTED_SECRETS_ENV,
@@ -19,6 +21,9 @@ from derender.config import (
 )
 from derender.logs import uvicorn_log_config
 from derender.models import DEFAULT_MODEL_DIR, DEFAULT_MODEL_NAME
+
+if TYPE_CHECKING:
+    from derender._native import Derenderer
 
 DEFAULT_SHUTDOWN_TIMEOUT = 30.0
 # vLLM's keep-alive setting for idle client connections (seconds).
@@ -274,11 +279,14 @@ def serve(args: argparse.Namespace) -> None:
     from derender._native import Derenderer
 
     config = config_from_args(args)
+    started = time.monotonic()
     try:  # Fail fast, with the reason, before uvicorn starts any worker.
         core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
     _check_tokenizer(args, config.model, core.model_path)
+    loaded = time.monotonic() - started
+    print(_startup_line(args, config, core, loaded), file=sys.stderr, flush=True)
     if args.workers > 1:  # the workers add up their metrics here
         config.metrics_dir = tempfile.mkdtemp(prefix="derender-metrics-")
         atexit.register(shutil.rmtree, config.metrics_dir, ignore_errors=True)
@@ -381,6 +389,24 @@ def _check_tokenizer(args: argparse.Namespace, model: str, model_dir: str) -> No
                 f"error: {flag} {value}: derender serves the cached snapshot of refs/main; "
                 "choosing a revision is not supported"
             )
+
+
+def _startup_line(
+    args: argparse.Namespace, config: ServerConfig, core: Derenderer, secs: float
+) -> str:
+    """What is served where: printed once, whatever the log level."""
+    named = (("reasoning", config.reasoning_parser), ("tools", config.tool_call_parser))
+    parsers = ", ".join(f"{kind} {name}" for kind, name in named if name) or "none"
+    template = "the model's"
+    if args.chat_template:
+        template = f"--chat-template {args.chat_template!r:.60}"
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    return (
+        f"derender: serving {core.model_path} as {', '.join(config.served_model_names)} "
+        f"on http://{host}:{args.port} (vocabulary {core.vocab_size}, "
+        f"max_model_len {core.max_model_len}, parsers: {parsers}, chat template: {template}, "
+        f"workers {args.workers}; loaded in {secs:.2f} s)"
+    )
 
 
 def _keep_alive() -> int:
