@@ -12,6 +12,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING
 
+from derender import vllm_args
 from derender.config import (
     ACCEPTED_SECRETS_ENV,
     DEFAULT_MAX_REQUEST_BYTES,
@@ -29,21 +30,46 @@ DEFAULT_SHUTDOWN_TIMEOUT = 30.0
 # vLLM's keep-alive setting for idle client connections (seconds).
 KEEP_ALIVE_ENV = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
 
-# vLLM flags that change nothing a derender server does: accepted so a
-# `vllm launch render` command line works unchanged.
-_IGNORED_VALUE_FLAGS = (
-    "--dtype",
-    "--uvicorn-log-level",
-    "--root-path",
-    "--seed",
-)
-_IGNORED_SWITCHES = ("--trust-remote-code", "--disable-fastapi-docs", "--enable-log-requests")
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="derender", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve the render/derender API for one model")
+    _add_serve_arguments(serve)
+    launch = sub.add_parser("launch", help="vLLM's spelling: `derender launch render` is `serve`")
+    launch_sub = launch.add_subparsers(dest="launch_command", required=True)
+    _add_serve_arguments(launch_sub.add_parser("render", help="the same as `derender serve`"))
+
+    parsers = sub.add_parser(
+        "parsers",
+        help="list the tool-call and reasoning parsers, and whether they fit a model",
+    )
+    parsers.add_argument(
+        "model", nargs="?", default=None, help="check each parser against this model's vocabulary"
+    )
+    parsers.add_argument("--json", action="store_true", help="print the listing as JSON")
+
+    engine = sub.add_parser(
+        "engine", help="a token-in/token-out engine simulator (/inference/v1/generate)"
+    )
+    engine.add_argument(
+        "model", nargs="?", default=None, help="model directory or id (default: bundled Qwen3)"
+    )
+    engine.add_argument("--host", default="127.0.0.1")
+    engine.add_argument("--port", type=int, default=8200)
+    engine.add_argument(
+        "--scenarios", default=None, help="JSON Lines of {match, output} (see docs)"
+    )
+    engine.add_argument(
+        "--delay-ms", type=float, default=0.0, help="pause after each streamed event"
+    )
+    engine.add_argument("--tokens-per-event", type=int, default=1, help="tokens per SSE event")
+    engine.add_argument("--log-level", default="warning")
+    return parser
+
+
+def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
+    """`serve`'s options: derender's own, then the rest of vLLM's (`vllm_args`)."""
     serve.add_argument(
         "model",
         nargs="?",
@@ -54,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8100)
     serve.add_argument("--served-model-name", nargs="+", default=None)
-    serve.add_argument("--max-model-len", type=int, default=None)
+    serve.add_argument("--max-model-len", type=vllm_args.max_model_len, default=None)
     serve.add_argument("--max-logprobs", type=int, default=20)
     serve.add_argument("--api-key", nargs="+", default=None)
     serve.add_argument(
@@ -133,37 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--revision", default=None, help=argparse.SUPPRESS)
     serve.add_argument("--tokenizer-revision", default=None, help=argparse.SUPPRESS)
-    for flag in _IGNORED_VALUE_FLAGS:
-        serve.add_argument(flag, default=None, help=argparse.SUPPRESS)
-    for flag in _IGNORED_SWITCHES:
-        serve.add_argument(flag, action="store_true", help=argparse.SUPPRESS)
-
-    parsers = sub.add_parser(
-        "parsers",
-        help="list the tool-call and reasoning parsers, and whether they fit a model",
-    )
-    parsers.add_argument(
-        "model", nargs="?", default=None, help="check each parser against this model's vocabulary"
-    )
-    parsers.add_argument("--json", action="store_true", help="print the listing as JSON")
-
-    engine = sub.add_parser(
-        "engine", help="a token-in/token-out engine simulator (/inference/v1/generate)"
-    )
-    engine.add_argument(
-        "model", nargs="?", default=None, help="model directory or id (default: bundled Qwen3)"
-    )
-    engine.add_argument("--host", default="127.0.0.1")
-    engine.add_argument("--port", type=int, default=8200)
-    engine.add_argument(
-        "--scenarios", default=None, help="JSON Lines of {match, output} (see docs)"
-    )
-    engine.add_argument(
-        "--delay-ms", type=float, default=0.0, help="pause after each streamed event"
-    )
-    engine.add_argument("--tokens-per-event", type=int, default=1, help="tokens per SSE event")
-    engine.add_argument("--log-level", default="warning")
-    return parser
+    vllm_args.add_vllm_options(serve)
 
 
 def _seconds(value: str) -> float:
@@ -278,6 +274,12 @@ def serve(args: argparse.Namespace) -> None:
 
     from derender._native import Derenderer
 
+    engine_only, refused = vllm_args.vllm_only(args)
+    if refused:
+        raise SystemExit(
+            f"error: {', '.join(refused)}: read by vLLM's render server and not built in "
+            "derender; remove it or give vLLM's default"
+        )
     config = config_from_args(args)
     started = time.monotonic()
     try:  # Fail fast, with the reason, before uvicorn starts any worker.
@@ -287,6 +289,12 @@ def serve(args: argparse.Namespace) -> None:
     _check_tokenizer(args, config.model, core.model_path)
     loaded = time.monotonic() - started
     print(_startup_line(args, config, core, loaded), file=sys.stderr, flush=True)
+    if engine_only:
+        print(
+            "derender: options that do not apply to a render server: " + " ".join(engine_only),
+            file=sys.stderr,
+            flush=True,
+        )
     if args.workers > 1:  # the workers add up their metrics here
         config.metrics_dir = tempfile.mkdtemp(prefix="derender-metrics-")
         atexit.register(shutil.rmtree, config.metrics_dir, ignore_errors=True)
@@ -466,8 +474,8 @@ def list_parsers(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
-    if args.command == "serve":
+    args = build_parser().parse_args(vllm_args.normalize(sys.argv[1:] if argv is None else argv))
+    if args.command in ("serve", "launch"):
         serve(args)
     elif args.command == "parsers":
         list_parsers(args)
