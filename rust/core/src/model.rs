@@ -120,9 +120,10 @@ impl Model {
     }
 
     pub fn load_dir(dir: &Path) -> Result<Model, ModelError> {
-        let tokenizer = load_tokenizer(dir)?;
+        let mut tokenizer = load_tokenizer(dir)?;
         let tok_config = read_json(&dir.join("tokenizer_config.json"))?;
         let special_map = read_json(&dir.join("special_tokens_map.json"))?;
+        register_named_specials(&mut tokenizer, &tok_config, &special_map);
         let gen_config = read_json(&dir.join("generation_config.json"))?;
         let config = read_json(&dir.join("config.json"))?;
 
@@ -281,6 +282,35 @@ fn load_tokenizer(dir: &Path) -> Result<Tokenizer, ModelError> {
         return Tokenizer::from_bytes(&bytes).map_err(|e| load_err(&gz, e.to_string()));
     }
     Err(ModelError::NoTokenizer(dir.to_path_buf()))
+}
+
+/// `PreTrainedTokenizerFast.__init__`: the named special tokens
+/// (`bos_token`, ..., `additional_special_tokens`) that `tokenizer.json`
+/// does not list as added tokens are added as special ones, so text such as
+/// a template's `<s>` encodes as that one token (its vocabulary id when it
+/// has one).
+fn register_named_specials(tokenizer: &mut Tokenizer, tok_config: &Value, special_map: &Value) {
+    let added: HashSet<String> = tokenizer.get_added_tokens_decoder().values().map(|t| t.content.clone()).collect();
+    let mut missing: Vec<String> = Vec::new();
+    for source in [tok_config, special_map] {
+        for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
+            if let Some(t) = source.get(key).and_then(token_text) {
+                missing.push(t.to_string());
+            }
+        }
+        for key in ["additional_special_tokens", "extra_special_tokens"] {
+            if let Some(list) = source.get(key).and_then(Value::as_array) {
+                missing.extend(list.iter().filter_map(token_text).map(str::to_string));
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    missing.retain(|t| !t.is_empty() && !added.contains(t) && seen.insert(t.clone()));
+    if !missing.is_empty() {
+        let tokens: Vec<tokenizers::AddedToken> =
+            missing.into_iter().map(|t| tokenizers::AddedToken::from(t, true)).collect();
+        tokenizer.add_special_tokens(&tokens);
+    }
 }
 
 fn has_tokenizer(dir: &Path) -> bool {

@@ -42,6 +42,7 @@ families!(
     longcat,
     minimax_append_think,
     mimo,
+    minicpm5,
     minicpmv,
     minimax_m2,
     minimax_m3,

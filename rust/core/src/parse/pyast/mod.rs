@@ -32,6 +32,9 @@ pub enum PyValue {
     List(Vec<PyValue>),
     /// Insertion-ordered; keys are constants.
     Dict(Vec<(PyValue, PyValue)>),
+    /// A set, bytes, a complex number or Ellipsis (`literal_eval_any`
+    /// only): `json.dumps` raises on it.
+    Unwritable,
 }
 
 /// One call of the list: dotted name and keyword arguments (a `**x`
@@ -75,6 +78,16 @@ pub fn parses(text: &str) -> bool {
 /// as lists (`json.dumps` writes them so); a set, which `json.dumps` cannot
 /// write, counts as not a literal.
 pub fn literal_eval(text: &str) -> Option<PyValue> {
+    literal_eval_with(text, false)
+}
+
+/// `ast.literal_eval(text)` with the values `json.dumps` cannot write kept
+/// as `PyValue::Unwritable`, for callers that dump later and must fail then.
+pub fn literal_eval_any(text: &str) -> Option<PyValue> {
+    literal_eval_with(text, true)
+}
+
+fn literal_eval_with(text: &str, keep: bool) -> Option<PyValue> {
     let text = text.trim_start_matches([' ', '\t']);
     let mut p = Parser { s: text.chars().collect(), i: 0, depth: 0, has_set: false };
     p.skip_blank_lines();
@@ -83,24 +96,31 @@ pub fn literal_eval(text: &str) -> Option<PyValue> {
     if p.peek().is_some() {
         return None;
     }
-    literal(&node)
+    literal(&node, keep)
 }
 
-fn literal(node: &Node) -> Option<PyValue> {
+fn literal(node: &Node, keep: bool) -> Option<PyValue> {
     Some(match node {
+        Node::Const(Lit::Unsupported) if keep => PyValue::Unwritable,
         Node::Const(lit) => constant(lit)?,
-        Node::List(items) | Node::Tuple(items) => PyValue::List(items.iter().map(literal).collect::<Option<_>>()?),
+        Node::List(items) | Node::Tuple(items) => {
+            PyValue::List(items.iter().map(|i| literal(i, keep)).collect::<Option<_>>()?)
+        }
+        Node::Set(items) if keep => {
+            items.iter().try_for_each(|i| literal(i, keep).map(drop))?;
+            PyValue::Unwritable
+        }
         Node::Dict(entries) => {
             let mut out = Vec::new();
             for (k, v) in entries {
-                dict_insert(&mut out, literal(k.as_ref()?)?, literal(v)?);
+                dict_insert(&mut out, literal(k.as_ref()?, keep)?, literal(v, keep)?);
             }
             PyValue::Dict(out)
         }
-        Node::Sign(negative, operand) => match literal(operand)? {
+        Node::Sign(negative, operand) => match literal(operand, keep)? {
             PyValue::Int(d) if *negative => PyValue::Int(negate(&d)),
             PyValue::Float(f) if *negative => PyValue::Float(-f),
-            v @ (PyValue::Int(_) | PyValue::Float(_)) => v,
+            v @ (PyValue::Int(_) | PyValue::Float(_) | PyValue::Unwritable) => v,
             _ => return None,
         },
         _ => return None,
@@ -122,6 +142,7 @@ impl PyValue {
             PyValue::Int(d) => out.push_str(d),
             PyValue::Float(f) => out.push_str(&float_json(*f)),
             PyValue::Str(s) => out.push_str(&dumps_str(s)),
+            PyValue::Unwritable => return Err(NotCalls),
             PyValue::List(items) => {
                 out.push('[');
                 for (i, v) in items.iter().enumerate() {
