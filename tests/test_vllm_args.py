@@ -120,8 +120,8 @@ def test_a_shared_engine_command_line_starts_listing_what_does_not_apply():
     [
         (["--generation-config", "vllm"], "--generation-config"),
         (["--override-generation-config", '{"temperature": 0.5}'], "--override-generation-config"),
-        (["--ssl-keyfile", "k.pem"], "--ssl-keyfile"),
-        (["--root-path", "/api"], "--root-path"),
+        (["--enable-ssl-refresh"], "--enable-ssl-refresh"),
+        (["--middleware", "my.Middleware"], "--middleware"),
         (["--enable-log-requests"], "--enable-log-requests"),
     ],
 )

@@ -18,7 +18,9 @@ from contextlib import AbstractContextManager, nullcontext
 
 import anyio
 from starlette.applications import Starlette
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -89,6 +91,41 @@ class ApiKeyMiddleware:
             return False
         digest = hashlib.sha256(token.encode()).digest()
         return any(hmac.compare_digest(digest, d) for d in self.digests)
+
+
+class RequestIdMiddleware:
+    """`--enable-request-id-headers`: every answer carries `X-Request-Id`, the
+    request's own or a fresh uuid4 (hex), as vLLM's XRequestIdMiddleware."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        request_id = Headers(scope=scope).get("x-request-id") or uuid.uuid4().hex
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                MutableHeaders(raw=message["headers"]).append("X-Request-Id", request_id)
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)
+
+
+class RootPathMiddleware:
+    """`--root-path`: the proxy's path prefix (FastAPI's `app.root_path`):
+    routes answer under it and without it."""
+
+    def __init__(self, app: ASGIApp, root_path: str) -> None:
+        self.app = app
+        self.root_path = root_path
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scope = {**scope, "root_path": self.root_path}
+        await self.app(scope, receive, send)
 
 
 async def _call_native(
@@ -320,8 +357,20 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
 
     handlers = {HTTPException: http_error, Exception: internal_error}
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
+    # vLLM's order: CORS innermost, then the key check, then X-Request-Id.
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=config.allowed_origins,
+        allow_credentials=config.allow_credentials,
+        allow_methods=config.allowed_methods,
+        allow_headers=config.allowed_headers,
+    )
     if config.api_keys:
         app.add_middleware(ApiKeyMiddleware, keys=config.api_keys)
+    if config.enable_request_id_headers:
+        app.add_middleware(RequestIdMiddleware)
+    if config.root_path:
+        app.add_middleware(RootPathMiddleware, root_path=config.root_path)
     # Added last, so it wraps everything (401s included).
     known = frozenset(r.path for r in routes)
     app.add_middleware(ObserveMiddleware, metrics=metrics, routes=known)

@@ -159,7 +159,42 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument("--revision", default=None, help=argparse.SUPPRESS)
     serve.add_argument("--tokenizer-revision", default=None, help=argparse.SUPPRESS)
+    _add_http_arguments(serve)
     vllm_args.add_vllm_options(serve)
+
+
+def _add_http_arguments(serve: argparse.ArgumentParser) -> None:
+    """vLLM's HTTP options, with its defaults and value types."""
+    json_list = _json_list
+    serve.add_argument("--allowed-origins", type=json_list, default=[], help="CORS origins (JSON)")
+    serve.add_argument("--allowed-methods", type=json_list, default=["*"], help="CORS methods")
+    serve.add_argument("--allowed-headers", type=json_list, default=["*"], help="CORS headers")
+    serve.add_argument("--allow-credentials", action="store_true", help="CORS credentials")
+    serve.add_argument(
+        "--enable-request-id-headers",
+        action="store_true",
+        help="answer with X-Request-Id (the request's, or a fresh one)",
+    )
+    serve.add_argument("--root-path", default=None, help="the path prefix of a routing proxy")
+    serve.add_argument("--uds", default=None, help="listen on this Unix socket, not host:port")
+    serve.add_argument("--ssl-keyfile", default=None)
+    serve.add_argument("--ssl-certfile", default=None)
+    serve.add_argument("--ssl-ca-certs", default=None)
+    serve.add_argument("--ssl-cert-reqs", type=int, default=0, help="ssl.CERT_* (0: none)")
+    serve.add_argument("--ssl-ciphers", default=None)
+
+
+def _json_list(value: str) -> list[str]:
+    """vLLM reads the CORS lists as JSON (`["https://a.example"]`)."""
+    import json
+
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(parsed, list):
+        raise argparse.ArgumentTypeError("expected a JSON list")
+    return [str(v) for v in parsed]
 
 
 def _seconds(value: str) -> float:
@@ -237,6 +272,12 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         stream_state_accepted_secrets=_accepted_secrets(args.stream_state_accepted_secrets),
         request_timeout=args.request_timeout,
         log_level=args.log_level,
+        allowed_origins=args.allowed_origins,
+        allowed_methods=args.allowed_methods,
+        allowed_headers=args.allowed_headers,
+        allow_credentials=args.allow_credentials,
+        enable_request_id_headers=args.enable_request_id_headers,
+        root_path=args.root_path,
     )
 
 
@@ -310,6 +351,12 @@ def serve(args: argparse.Namespace) -> None:
         access_log=False,
         timeout_graceful_shutdown=args.shutdown_timeout,
         timeout_keep_alive=_keep_alive(),
+        uds=args.uds,
+        ssl_keyfile=args.ssl_keyfile,
+        ssl_certfile=args.ssl_certfile,
+        ssl_ca_certs=args.ssl_ca_certs,
+        ssl_cert_reqs=args.ssl_cert_reqs,
+        **({"ssl_ciphers": args.ssl_ciphers} if args.ssl_ciphers else {}),
     )
     if args.workers <= 1:
         uvicorn.Server(uv_config).run()
@@ -325,7 +372,8 @@ def serve(args: argparse.Namespace) -> None:
                 sock.close()
             super().terminate_all()
 
-    Supervisor(uv_config, sockets=[_listen(args.host, args.port)]).run()
+    sock = _listen_unix(args.uds) if args.uds else _listen(args.host, args.port)
+    Supervisor(uv_config, sockets=[sock]).run()
 
 
 # Architectures whose tokenizer mode vLLM's `auto` switches away from hf
@@ -409,9 +457,11 @@ def _startup_line(
     if args.chat_template:
         template = f"--chat-template {args.chat_template!r:.60}"
     host = f"[{args.host}]" if ":" in args.host else args.host
+    scheme = "https" if args.ssl_certfile else "http"
+    where = f"unix:{args.uds}" if args.uds else f"{scheme}://{host}:{args.port}"
     return (
         f"derender: serving {core.model_path} as {', '.join(config.served_model_names)} "
-        f"on http://{host}:{args.port} (vocabulary {core.vocab_size}, "
+        f"on {where} (vocabulary {core.vocab_size}, "
         f"max_model_len {core.max_model_len}, parsers: {parsers}, chat template: {template}, "
         f"workers {args.workers}; loaded in {secs:.2f} s)"
     )
@@ -437,6 +487,21 @@ def _listen(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise SystemExit(f"error: cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _listen_unix(path: str) -> socket.socket:
+    """`--uds` under --workers: the Unix socket the workers share."""
+    if os.path.exists(path):
+        os.unlink(path)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(f"error: cannot listen on {path}: {exc.strerror}") from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock

@@ -40,6 +40,14 @@ class ServerConfig:
     request_timeout: float | None = None
     # `--log-level`: the `derender` JSON logs (access lines at info).
     log_level: str = "warning"
+    # vLLM's HTTP options: CORS (vLLM's defaults: no cross-origin access),
+    # X-Request-Id on answers, the proxy path prefix.
+    allowed_origins: list[str] = field(default_factory=list)
+    allowed_methods: list[str] = field(default_factory=lambda: ["*"])
+    allowed_headers: list[str] = field(default_factory=lambda: ["*"])
+    allow_credentials: bool = False
+    enable_request_id_headers: bool = False
+    root_path: str | None = None
     # Set by `derender serve --workers N` (N > 1): where workers share their metrics.
     metrics_dir: str | None = None
 

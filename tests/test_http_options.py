@@ -1,0 +1,141 @@
+"""vLLM's HTTP options on the ASGI app: CORS, X-Request-Id, root path; and
+TLS and Unix sockets on a real server."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from starlette.testclient import TestClient
+
+from derender import DEFAULT_MODEL_DIR
+from derender.app import create_app
+from derender.config import ServerConfig
+
+
+@contextmanager
+def client_with(core, **options) -> Iterator[TestClient]:
+    config = ServerConfig(model=str(DEFAULT_MODEL_DIR), served_model_names=["qwen3"], **options)
+    with TestClient(create_app(config, core)) as c:
+        yield c
+
+
+PREFLIGHT = {"Origin": "https://ui.example", "Access-Control-Request-Method": "POST"}
+
+
+def test_cors_is_off_by_default_as_in_vllm(core):
+    with client_with(core) as c:
+        assert c.options("/v1/models", headers=PREFLIGHT).status_code == 400
+        answer = c.get("/v1/models", headers={"Origin": "https://ui.example"})
+        assert answer.status_code == 200
+        assert "access-control-allow-origin" not in answer.headers
+
+
+def test_allowed_origins_answer_preflights_and_requests(core):
+    with client_with(core, allowed_origins=["https://ui.example"], allow_credentials=True) as c:
+        preflight = c.options("/v1/chat/completions/render", headers=PREFLIGHT)
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == "https://ui.example"
+        assert preflight.headers["access-control-allow-credentials"] == "true"
+        answer = c.get("/v1/models", headers={"Origin": "https://ui.example"})
+        assert answer.headers["access-control-allow-origin"] == "https://ui.example"
+
+
+def test_request_id_headers_echo_or_mint(core):
+    with client_with(core, enable_request_id_headers=True) as c:
+        assert c.get("/health", headers={"X-Request-Id": "abc"}).headers["x-request-id"] == "abc"
+        minted = c.get("/health").headers["x-request-id"]
+        assert len(minted) == 32 and int(minted, 16) >= 0
+    with client_with(core) as c:
+        assert "x-request-id" not in c.get("/health").headers
+
+
+def test_root_path_serves_under_the_prefix_and_without_it(core):
+    with client_with(core, root_path="/api", api_keys=["k"]) as c:
+        assert c.get("/api/v1/models").status_code == 401  # still a /v1 path
+        auth = {"Authorization": "Bearer k"}
+        assert c.get("/api/v1/models", headers=auth).json()["data"][0]["id"] == "qwen3"
+        assert c.get("/v1/models", headers=auth).status_code == 200
+        assert c.get("/api/health").status_code == 200
+
+
+def _serve(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "derender.cli", "serve", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _wait_for(check, proc: subprocess.Popen) -> None:
+    for _ in range(240):
+        if proc.poll() is not None:
+            raise AssertionError(proc.stderr.read().decode() if proc.stderr else "exited")
+        try:
+            if check():
+                return
+        except OSError:
+            pass
+        time.sleep(0.25)
+    raise AssertionError("the server did not come up")
+
+
+def test_a_unix_socket_serves_instead_of_host_and_port(tmp_path):
+    path = str(tmp_path / "derender.sock")
+    proc = _serve(["--uds", path])
+    try:
+
+        def health() -> bool:
+            conn = http.client.HTTPConnection("localhost", timeout=5)
+            conn.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.sock.connect(path)
+            conn.request("GET", "/health")
+            return conn.getresponse().status == 200
+
+        _wait_for(health, proc)
+    finally:
+        _stop(proc)
+
+
+def test_tls_serves_https(tmp_path):
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        capture_output=True,
+    )  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip("no openssl to make a test certificate")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = _serve(["--port", str(port), "--ssl-keyfile", str(key), "--ssl-certfile", str(cert)])
+    try:
+        context = ssl.create_default_context(cafile=str(cert))
+        context.check_hostname = False
+
+        def health() -> bool:
+            conn = http.client.HTTPSConnection("127.0.0.1", port, timeout=5, context=context)
+            conn.request("GET", "/health")
+            return conn.getresponse().status == 200
+
+        _wait_for(health, proc)
+    finally:
+        _stop(proc)
