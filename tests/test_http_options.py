@@ -139,3 +139,39 @@ def test_tls_serves_https(tmp_path):
         _wait_for(health, proc)
     finally:
         _stop(proc)
+
+
+def test_the_render_servers_small_routes_answer_as_vllms(client):
+    """Answers of vLLM 0.33.0's render server (`vllm launch render`), seen
+    live: no load tracked, no KV event sources, no generate handler behind
+    SageMaker's /invocations."""
+    assert client.get("/load").content == b'{"server_load":0}'
+    assert client.get("/kv_event_sources").json() == {}
+    answer = client.post("/invocations", json={"messages": [{"role": "user", "content": "hi"}]})
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "error": {
+            "message": "Cannot find suitable handler for request. Expected one of: []",
+            "type": "BadRequestError",
+            "param": None,
+            "code": 400,
+        }
+    }
+
+
+def test_openapi_lists_the_routes_served_with_vllms_operation_ids(client, core):
+    spec = client.get("/openapi.json").json()
+    assert spec["openapi"] == "3.1.0"
+    paths = spec["paths"]
+    render = paths["/v1/chat/completions/render"]["post"]
+    assert render["summary"] == "Render Chat Completion"
+    assert render["operationId"] == "render_chat_completion_v1_chat_completions_render_post"
+    assert render["requestBody"]["required"] is True
+    assert set(paths["/ping"]) == {"get", "post"}
+    assert {"/load", "/invocations", "/tokenize", "/v1/models"} <= set(paths)
+    assert "/openapi.json" not in paths  # as FastAPI, the docs routes are not listed
+    for page in ("/docs", "/redoc"):
+        html = client.get(page)
+        assert html.status_code == 200 and "/openapi.json" in html.text
+    with client_with(core, disable_docs=True) as c:
+        assert [c.get(p).status_code for p in ("/openapi.json", "/docs", "/redoc")] == [404] * 3

@@ -22,11 +22,11 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from derender import __version__, _native, logs
+from derender import __version__, _native, logs, openapi
 from derender._native import Derenderer
 from derender.config import ServerConfig
 from derender.metrics import CoreStats, Metrics, SharedMetrics
@@ -334,6 +334,19 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         # Starlette re-raises after answering, so uvicorn logs the traceback.
         return _error(500, "internal server error (a bug: please report it)", "InternalServerError")
 
+    async def load(request: Request) -> Response:
+        # vLLM counts nothing on a render server (no --enable-server-load-tracking).
+        return JSONResponse({"server_load": 0})
+
+    async def kv_event_sources(request: Request) -> Response:
+        return JSONResponse({})
+
+    async def invocations(request: Request) -> Response:
+        # SageMaker's route dispatches to the generate handlers, none of which
+        # a render server has.
+        message = "Cannot find suitable handler for request. Expected one of: []"
+        return _error(400, message, "BadRequestError")
+
     # The core names its own routes (every one a POST).
     routes = [Route(path, native, methods=["POST"]) for path in _native.native_routes()]
     routes += [
@@ -342,7 +355,12 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         Route("/version", version, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/metrics", metrics_route, methods=["GET"]),
+        Route("/load", load, methods=["GET"]),
+        Route("/kv_event_sources", kv_event_sources, methods=["GET"]),
+        Route("/invocations", invocations, methods=["POST"]),
     ]
+    if not config.disable_docs:
+        routes += _doc_routes(routes)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -377,6 +395,30 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
     app.state.core = core
     app.state.config = config
     return app
+
+
+def _doc_routes(routes: list[Route]) -> list[Route]:
+    """`/openapi.json` describing `routes`, and the pages that read it."""
+    served = [(m.lower(), r.path) for r in routes for m in sorted(r.methods or ()) if m != "HEAD"]
+    spec = openapi.document(served, "derender", __version__)
+
+    def url(request: Request) -> str:
+        return request.scope.get("root_path", "") + "/openapi.json"
+
+    async def schema(request: Request) -> Response:
+        return JSONResponse(spec)
+
+    async def docs(request: Request) -> Response:
+        return HTMLResponse(openapi.swagger_page(url(request), "derender"))
+
+    async def redoc(request: Request) -> Response:
+        return HTMLResponse(openapi.redoc_page(url(request), "derender"))
+
+    return [
+        Route("/openapi.json", schema, methods=["GET"]),
+        Route("/docs", docs, methods=["GET"]),
+        Route("/redoc", redoc, methods=["GET"]),
+    ]
 
 
 def _phrase(status: int) -> str:

@@ -176,6 +176,11 @@ def _add_http_arguments(serve: argparse.ArgumentParser) -> None:
         help="answer with X-Request-Id (the request's, or a fresh one)",
     )
     serve.add_argument("--root-path", default=None, help="the path prefix of a routing proxy")
+    serve.add_argument(
+        "--disable-fastapi-docs",
+        action="store_true",
+        help="serve no /openapi.json, /docs or /redoc",
+    )
     serve.add_argument("--uds", default=None, help="listen on this Unix socket, not host:port")
     serve.add_argument("--ssl-keyfile", default=None)
     serve.add_argument("--ssl-certfile", default=None)
@@ -278,6 +283,7 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         allow_credentials=args.allow_credentials,
         enable_request_id_headers=args.enable_request_id_headers,
         root_path=args.root_path,
+        disable_docs=args.disable_fastapi_docs,
     )
 
 

@@ -48,6 +48,8 @@ class ServerConfig:
     allow_credentials: bool = False
     enable_request_id_headers: bool = False
     root_path: str | None = None
+    # `--disable-fastapi-docs`: no /openapi.json, /docs, /redoc.
+    disable_docs: bool = False
     # Set by `derender serve --workers N` (N > 1): where workers share their metrics.
     metrics_dir: str | None = None
 
