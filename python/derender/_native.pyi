@@ -27,6 +27,8 @@ class Derenderer:
         stream_state_secret: str | None = None,
         stream_state_accepted_secrets: list[str] | None = None,
         chat_template_content_format: str = "auto",
+        generation_config: str = "auto",
+        override_generation_config: str | None = None,
     ) -> None: ...
     def handle(
         self,

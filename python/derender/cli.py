@@ -159,6 +159,17 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument("--revision", default=None, help=argparse.SUPPRESS)
     serve.add_argument("--tokenizer-revision", default=None, help=argparse.SUPPRESS)
+    serve.add_argument(
+        "--generation-config",
+        default="auto",
+        help="default sampling values: auto (the model's generation_config.json), vllm (none), "
+        "or a directory holding a generation_config.json",
+    )
+    serve.add_argument(
+        "--override-generation-config",
+        default=None,
+        help="JSON object over the generation config, e.g. '{\"temperature\": 0.5}'",
+    )
     _add_http_arguments(serve)
     vllm_args.add_vllm_options(serve)
 
@@ -284,6 +295,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         enable_request_id_headers=args.enable_request_id_headers,
         root_path=args.root_path,
         disable_docs=args.disable_fastapi_docs,
+        generation_config=args.generation_config,
+        override_generation_config=args.override_generation_config,
     )
 
 

@@ -50,6 +50,9 @@ class ServerConfig:
     root_path: str | None = None
     # `--disable-fastapi-docs`: no /openapi.json, /docs, /redoc.
     disable_docs: bool = False
+    # `--generation-config` (auto, vllm or a directory) and its override (JSON).
+    generation_config: str = "auto"
+    override_generation_config: str | None = None
     # Set by `derender serve --workers N` (N > 1): where workers share their metrics.
     metrics_dir: str | None = None
 
@@ -76,6 +79,8 @@ class ServerConfig:
             "exclude_tools_when_tool_choice_none": self.exclude_tools_when_tool_choice_none,
             "stream_state_mode": self.stream_state_mode,
             "chat_template_content_format": self.chat_template_content_format,
+            "generation_config": self.generation_config,
+            "override_generation_config": self.override_generation_config,
             "stream_state_secret": self.stream_state_secret,
             "stream_state_accepted_secrets": self.stream_state_accepted_secrets,
         }

@@ -36,6 +36,12 @@ pub struct Settings {
     pub stream_state: StateCodec,
     /// `--chat-template-content-format`; `None` (`auto`): the template's.
     pub content_format: Option<ContentFormat>,
+    /// The generation config render takes its default sampling values from
+    /// (`--generation-config`, then `--override-generation-config`).
+    pub generation_config: Map<String, Value>,
+    /// `override_max_tokens`: a cap on every request's `max_tokens` (the
+    /// directory's `max_new_tokens`, or the override's).
+    pub override_max_tokens: Option<i64>,
 }
 
 /// The server's flags (`derender serve`, `vllm launch render`) as given,
@@ -65,6 +71,11 @@ pub struct Flags {
     pub stream_state_accepted_secrets: Vec<String>,
     /// `--chat-template-content-format`: `auto`, `string` or `openai`.
     pub chat_template_content_format: String,
+    /// `--generation-config`: `auto` (the model's), `vllm` (none) or a
+    /// directory holding a `generation_config.json`.
+    pub generation_config: String,
+    /// `--override-generation-config`, JSON text.
+    pub override_generation_config: Option<String>,
 }
 
 impl Default for Flags {
@@ -88,6 +99,8 @@ impl Default for Flags {
             stream_state_secret: None,
             stream_state_accepted_secrets: Vec::new(),
             chat_template_content_format: "auto".to_string(),
+            generation_config: "auto".to_string(),
+            override_generation_config: None,
         }
     }
 }
@@ -137,6 +150,16 @@ impl Settings {
         };
         let content_format =
             ContentFormat::from_flag(&flags.chat_template_content_format).map_err(SettingsError::Flag)?;
+        let generation_config =
+            generation_config(model, &flags.generation_config, flags.override_generation_config.as_deref())?;
+        let override_max_tokens = match flags.generation_config.as_str() {
+            "auto" | "vllm" => flags
+                .override_generation_config
+                .as_deref()
+                .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                .and_then(|o| o.get("max_new_tokens").and_then(Value::as_i64)),
+            _ => generation_config.get("max_new_tokens").and_then(Value::as_i64),
+        };
         let served_model_names = match flags.served_model_names {
             names if names.is_empty() => vec![model.path.display().to_string()],
             names => names,
@@ -154,8 +177,40 @@ impl Settings {
             exclude_tools_when_tool_choice_none: flags.exclude_tools_when_tool_choice_none,
             stream_state,
             content_format,
+            generation_config,
+            override_max_tokens,
         })
     }
+}
+
+/// `ModelConfig.get_diff_sampling_param`'s source: the model's generation
+/// config (`auto`), none (`vllm`) or a directory's, with the override on top.
+fn generation_config(model: &Model, source: &str, over: Option<&str>) -> Result<Map<String, Value>, SettingsError> {
+    let mut config = match source {
+        "auto" => model.generation_config.as_object().cloned().unwrap_or_default(),
+        "vllm" => Map::new(),
+        dir => {
+            let path = std::path::Path::new(dir).join("generation_config.json");
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| SettingsError::Flag(format!("--generation-config {dir}: {}: {e}", path.display())))?;
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(m)) => m,
+                _ => {
+                    return Err(SettingsError::Flag(format!(
+                        "--generation-config {dir}: {} is not a JSON object",
+                        path.display()
+                    )))
+                }
+            }
+        }
+    };
+    if let Some(text) = over {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(m)) => config.extend(m),
+            _ => return Err(SettingsError::Flag("--override-generation-config must be a JSON object".into())),
+        }
+    }
+    Ok(config)
 }
 
 /// What the render and derender paths share for one served model.

@@ -42,6 +42,8 @@ impl Derenderer {
         stream_state_secret=None,
         stream_state_accepted_secrets=None,
         chat_template_content_format="auto",
+        generation_config="auto",
+        override_generation_config=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -66,6 +68,8 @@ impl Derenderer {
         stream_state_secret: Option<&str>,
         stream_state_accepted_secrets: Option<Vec<String>>,
         chat_template_content_format: &str,
+        generation_config: &str,
+        override_generation_config: Option<&str>,
     ) -> PyResult<Self> {
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut registry = Registry::default();
@@ -98,6 +102,8 @@ impl Derenderer {
             stream_state_secret: stream_state_secret.map(str::to_string),
             stream_state_accepted_secrets: stream_state_accepted_secrets.unwrap_or_default(),
             chat_template_content_format: chat_template_content_format.to_string(),
+            generation_config: generation_config.to_string(),
+            override_generation_config: override_generation_config.map(str::to_string),
         };
         let settings =
             Settings::resolve(flags, &loaded, &registry).map_err(|e| PyValueError::new_err(e.to_string()))?;

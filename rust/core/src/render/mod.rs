@@ -54,7 +54,7 @@ impl Core {
     /// The model's default sampling values (`get_diff_sampling_param`).
     fn generation_default(&self, key: &str) -> Option<&Value> {
         let key = if key == "max_tokens" { "max_new_tokens" } else { key };
-        self.model.generation_config.get(key).filter(|v| !v.is_null())
+        self.settings.generation_config.get(key).filter(|v| !v.is_null())
     }
 
     /// Request value → generation config → OpenAI default.
@@ -63,11 +63,12 @@ impl Core {
     }
 
     /// `get_max_tokens`: the output budget left by the prompt, capped by the
-    /// request (or the generation config's `max_new_tokens`).
+    /// request (or the generation config's `max_new_tokens`) and by the
+    /// server's `override_max_tokens`.
     fn max_tokens(&self, requested: Option<i64>, input_len: usize) -> i64 {
         let model_max = self.settings.max_model_len as i64 - input_len as i64;
         let fallback = requested.or_else(|| self.generation_default("max_tokens").and_then(Value::as_i64));
-        fallback.map_or(model_max, |f| f.min(model_max))
+        [fallback, self.settings.override_max_tokens].into_iter().flatten().fold(model_max, i64::min)
     }
 
     /// `_token_len_check`: a prompt longer than the context is refused.
