@@ -287,3 +287,45 @@ fn partial_start(delim: &Delim, hay: &str, from: usize) -> Option<usize> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::families::response_template::template::load;
+    use serde_json::json;
+
+    fn qwen3() -> Template {
+        let mut t = load(&json!({
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {
+                "thinking": {"open": "<think>", "close": "</think>"},
+                "tool_calls": {"open_pattern": "\\s*<tool_call>", "close": "</tool_call>", "repeats": true,
+                               "content": "json", "transform": {"type": "function", "function": "{content}"}},
+                "content": {"close_pattern": "\\s*(?:<\\|im_end\\|>)"}
+            }
+        }))
+        .unwrap();
+        t.fields[1].valued = true;
+        t
+    }
+
+    fn chunks(events: &[Event]) -> String {
+        events.iter().map(|e| if let Event::Chunk { text, .. } = e { text.as_str() } else { "" }).collect()
+    }
+
+    #[test]
+    fn holds_what_could_become_a_delimiter() {
+        let t = qwen3();
+        let tools = ToolParams::new();
+        let (mut s, _) = Scanner::new(&t, "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n", &tools);
+        assert_eq!(chunks(&s.feed(&t, &tools, "a</th", false)), "a");
+        assert_eq!(chunks(&s.feed(&t, &tools, "ink>Hi ", false)), "Hi");
+        let events = s.feed(&t, &tools, "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>", false);
+        let value = events.iter().find_map(|e| match e {
+            Event::Close { value, .. } => value.clone(),
+            _ => None,
+        });
+        assert_eq!(value, Some(json!({"type": "function", "function": {"name": "f", "arguments": {}}})));
+        assert_eq!(chunks(&s.feed(&t, &tools, " bye  ", true)), " bye  ");
+    }
+}
