@@ -591,6 +591,7 @@ families!(
     deepseek_v31,
     mistral,
     hy_v3,
+    hf,
 );
 
 #[test]

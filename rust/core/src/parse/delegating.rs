@@ -3,6 +3,7 @@
 //! batch message assembly rules of `message_assembly.py`.
 
 use super::batch_completion::{self, Sent, Target};
+use super::families::response_template::Unified;
 use super::required::{named_streaming, parse_required, required_streaming};
 use super::snapshot::{Snapshot, SnapshotError};
 use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
@@ -27,6 +28,8 @@ pub struct DelegatingParser {
     forced_text: String,
     /// What the tool phase sent, for parsers completed to the batch answer.
     sent: Sent,
+    /// vLLM's response-template parser (`hf`), which replaces both phases.
+    unified: Option<Unified>,
 }
 
 /// The assembled fields of a batch assistant message.
@@ -57,7 +60,14 @@ impl DelegatingParser {
             previous_text: String::new(),
             previous_ids: Vec::new(),
             function_name_returned: false,
+            unified: None,
         }
+    }
+
+    /// This parser with the response-template parser doing all the work.
+    pub fn with_unified(mut self, unified: Unified) -> Self {
+        self.unified = Some(unified);
+        self
     }
 
     /// The first error a plugin parser raised, reasoning first.
@@ -72,6 +82,9 @@ impl DelegatingParser {
 
     /// `is_reasoning_end` over ids (e.g. the rendered prompt).
     pub fn is_reasoning_end(&self, ids: &[i64]) -> bool {
+        if let Some(u) = self.unified.as_ref().filter(|_| self.reasoning.is_some()) {
+            return u.is_reasoning_end(ids);
+        }
         self.reasoning.as_ref().is_some_and(|r| r.is_reasoning_end(ids))
     }
 
@@ -93,6 +106,10 @@ impl DelegatingParser {
 
     /// Batch: `Parser.parse` then `assemble_chat_message_fields`.
     pub fn parse_message(&mut self, text: &str, ctx: &ChatContext, prompt_ids: Option<&[i64]>) -> MessageFields {
+        if let Some(u) = &self.unified {
+            let (reasoning, content, calls) = u.parse(text, prompt_ids);
+            return self.assemble(reasoning, content, Some(calls), ctx);
+        }
         if let (Some(r), Some(p)) = (&mut self.reasoning, prompt_ids) {
             r.set_prompt_token_ids(p);
         }
@@ -105,6 +122,17 @@ impl DelegatingParser {
             Some(r) => (r.rewrite_text(reasoning), r.rewrite_text(content)),
             None => (reasoning, content),
         };
+        self.assemble(reasoning, content, calls, ctx)
+    }
+
+    /// `assemble_chat_message_fields`.
+    fn assemble(
+        &self,
+        reasoning: Option<String>,
+        content: Option<String>,
+        calls: Option<Vec<FunctionCall>>,
+        ctx: &ChatContext,
+    ) -> MessageFields {
         let reasoning = if ctx.include_reasoning { reasoning } else { None };
         if !self.keeps_tool_calls(ctx) {
             return MessageFields { reasoning, content, tool_calls: Vec::new() };
@@ -185,6 +213,9 @@ impl DelegatingParser {
         prompt_ids: Option<&[i64]>,
         finished: bool,
     ) -> Option<Delta> {
+        if let Some(u) = &mut self.unified {
+            return u.parse_delta(delta_text, prompt_ids, finished);
+        }
         let prefix_mode = self.reasoning.as_ref().is_some_and(|r| r.content_prefix().is_some());
         let prefix = match &self.reasoning {
             Some(r) if !self.reasoning_ended => r.content_prefix(),
@@ -496,16 +527,18 @@ impl DelegatingParser {
                 .as_ref()
                 .is_some_and(|t| t.reads_history() || t.supports_required_and_named() || t.completes_to_batch()),
         };
-        !self.engine_based && reads
+        !self.engine_based && reads && self.unified.is_none()
     }
 
     /// `None` when a parser cannot be serialized (a plugin).
     pub fn save_state(&mut self) -> Option<Value> {
         let history = self.keeps_history();
         let part = |p: Option<&mut dyn Snapshot>| p.map(|s| s.save_state().ok());
-        let reasoning = match self.reasoning.as_mut() {
-            Some(r) => part(r.snapshot())??,
-            None => Value::Null,
+        // The response-template parser's state stands in the reasoning slot.
+        let reasoning = match (self.unified.as_mut(), self.reasoning.as_mut()) {
+            (Some(u), _) => u.save_state().ok()?,
+            (None, Some(r)) => part(r.snapshot())??,
+            (None, None) => Value::Null,
         };
         let tool = match self.tool.as_mut() {
             Some(t) => part(t.snapshot())??,
@@ -537,6 +570,9 @@ impl DelegatingParser {
         self.previous_ids = serde_json::from_value(next())?;
         let (reasoning, tool) = (next(), next());
         self.sent = serde_json::from_value(next())?;
+        if let Some(u) = self.unified.as_mut() {
+            return u.load_state(reasoning);
+        }
         match self.reasoning.as_mut() {
             Some(r) => r.snapshot().ok_or(SnapshotError::Unsupported)?.load_state(reasoning)?,
             None if reasoning.is_null() => {}

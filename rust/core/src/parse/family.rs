@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+pub use super::families::response_template::Factory as ResponseTemplate;
 use super::{ChatContext, ReasoningParser, ToolParser};
 use crate::model::Model;
 use crate::structured::{json_schema, structural_tag, StrictLevel, TagModel, TagRequest};
@@ -70,6 +71,11 @@ pub trait ToolParserFactory: Send + Sync {
     fn requires_function_tools(&self) -> bool {
         !self.native_forced_choices()
     }
+    /// The response-template parser this name stands for (`hf`): it
+    /// parses reasoning and tool calls as one.
+    fn response_template(&self) -> Option<&ResponseTemplate> {
+        None
+    }
 }
 
 /// Makes a fresh reasoning parser.
@@ -83,6 +89,10 @@ pub trait ReasoningParserFactory: Send + Sync {
     /// it is given (render echoes them as `reasoning_parser_kwargs`).
     fn adjust_template_kwargs(&self, kwargs: &mut Map<String, Value>) {
         let _ = kwargs;
+    }
+    /// As for tool parsers.
+    fn response_template(&self) -> Option<&ResponseTemplate> {
+        None
     }
 }
 

@@ -22,6 +22,7 @@ mod think;
 
 pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
+pub use families::response_template::is_strict as is_strict_tool;
 pub use registry::{Kind, Listing, Registry};
 pub use snapshot::{Snapshot, SnapshotError};
 pub use spec::{ParserSpec, ParserSpecError};

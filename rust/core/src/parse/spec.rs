@@ -5,8 +5,10 @@
 
 use std::sync::Arc;
 
-use super::family::{KeepSpecial, ReasoningParserFactory, ToolParserFactory};
+use super::families::response_template::{validate as validate_template, NAMES};
+use super::family::{KeepSpecial, ReasoningParserFactory, ResponseTemplate, ToolParserFactory};
 use super::{ChatContext, DelegatingParser, Registry, ToolChoice};
+use crate::error::ApiError;
 use crate::model::Model;
 use crate::structured::{params, RequestFormat, StrictLevel, TagRequest};
 
@@ -18,6 +20,11 @@ pub enum ParserSpecError {
     UnknownTool(String),
     #[error("Error: --enable-auto-tool-choice requires --tool-call-parser")]
     AutoWithoutTool,
+    #[error("--reasoning-parser {reasoning} and --tool-call-parser {tool} cannot be combined")]
+    Combined { reasoning: String, tool: String },
+    /// The response template's startup checks (vLLM's `TypeError`).
+    #[error("{0}")]
+    ResponseTemplate(String),
     #[error("--tool-call-parser {tool} and --reasoning-parser {reasoning} cannot be used with the tokenizer of '{model}': {reason}")]
     Tokenizer { tool: String, reasoning: String, model: String, reason: String },
 }
@@ -75,6 +82,22 @@ impl ParserSpec {
             model: model.path.display().to_string(),
             reason,
         };
+        // `_compose_parser`: a response-template name takes the other
+        // parser with it, and checks the template before any constructor.
+        let template_name = |n: Option<&str>| n.is_some_and(|n| NAMES.contains(&n));
+        let (r_template, t_template) =
+            (template_name(reasoning), template_name(tool.filter(|_| tool_source.is_some())));
+        if r_template || t_template {
+            let mixed = (reasoning_source.is_some() && !r_template) || (tool_source.is_some() && !t_template);
+            if mixed {
+                return Err(ParserSpecError::Combined {
+                    reasoning: reasoning.unwrap_or("None").to_string(),
+                    tool: tool.unwrap_or("None").to_string(),
+                });
+            }
+            let selected_tool = tool.filter(|_| tool_source.is_some());
+            validate_template(model, reasoning, selected_tool).map_err(ParserSpecError::ResponseTemplate)?;
+        }
         // vLLM builds the tool parser first: its vocabulary error wins.
         let tool = tool_source.map(|s| s.load(model)).transpose().map_err(tokenizer_error)?;
         let reasoning = reasoning_source.map(|s| s.load(model)).transpose().map_err(tokenizer_error)?;
@@ -130,6 +153,8 @@ impl ParserSpec {
     /// gets from parsers without one.
     pub fn render_adjustments(&self, ctx: &ChatContext, format: &RequestFormat) -> (bool, Option<serde_json::Value>) {
         let mut keep_special = self.reasoning.as_ref().is_some_and(|r| r.keep_special_tokens());
+        // The response-template parser adjusts every request.
+        keep_special |= self.response_template().is_some();
         let Some(tool) = &self.tool else { return (keep_special, None) };
         // vLLM runs `adjust_request` when a reasoning parser is configured
         // or the tool choice is not "none"; engine tool parsers then keep
@@ -161,10 +186,53 @@ impl ParserSpec {
         (keep_special, schema.map(|s| params(Some(s), None)))
     }
 
+    /// The response-template parser both names stand for, if selected.
+    fn response_template(&self) -> Option<&ResponseTemplate> {
+        let reasoning = self.reasoning.as_ref().and_then(|r| r.response_template());
+        reasoning.or_else(|| self.tool.as_ref().and_then(|t| t.response_template()))
+    }
+
+    /// Render also turns `spaces_between_special_tokens` off.
+    pub fn keeps_special_token_spacing(&self) -> bool {
+        self.response_template().is_none()
+    }
+
+    /// `adjust_request`'s refusals: the response-template parser cannot
+    /// guarantee strict tools, forced or named calls, or a single call.
+    /// `tools_given`: the request lists tools (hosted ones count);
+    /// `strict` / `named`: as the raw request says.
+    pub fn check_request(
+        &self,
+        ctx: &ChatContext,
+        tools_given: bool,
+        strict: bool,
+        named: bool,
+    ) -> Result<(), ApiError> {
+        if self.response_template().is_none()
+            || self.tool.is_none()
+            || !tools_given
+            || ctx.tool_choice == ToolChoice::None
+        {
+            return Ok(());
+        }
+        let required = ctx.tool_choice == ToolChoice::Required;
+        crate::parse::families::response_template::refuse_guarantees(strict, required, named, ctx.parallel_tool_calls)
+    }
+
     /// A fresh parser for one request (batch) or one streamed choice.
     pub fn build(&self, ctx: &ChatContext, model: &Arc<Model>) -> DelegatingParser {
         let reasoning = self.reasoning.as_ref().map(|r| r.create(ctx, model));
         let tool = self.tool.as_ref().map(|t| t.create(ctx, model, self.reasoning.is_some()));
-        DelegatingParser::new(reasoning, tool, self.enable_auto_tools)
+        let parser = DelegatingParser::new(reasoning, tool, self.enable_auto_tools);
+        match self.response_template() {
+            Some(t) => parser.with_unified(t.unified(
+                ctx,
+                model,
+                self.reasoning.is_some(),
+                self.tool.is_some(),
+                self.enable_auto_tools,
+            )),
+            None => parser,
+        }
     }
 }

@@ -324,11 +324,19 @@ impl Core {
             }
         }
         let request_format = structured::request_format(params.as_ref());
+        if let Some(p) = parser {
+            let strict = ctx.tools.iter().any(crate::parse::is_strict_tool);
+            let named = matches!(ctx.tool_choice, ToolChoice::Named(_));
+            p.check_request(&ctx, !ctx.tools.is_empty(), strict, named)?;
+        }
         let (keep_special, structured) =
             parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None));
         let skip_special = if keep_special { false } else { opts.skip_special_tokens.unwrap_or(true) };
         let max_tokens = self.max_tokens(max_out, ids.len());
         let mut sampling = self.sampling(o, &opts, max_tokens, Api::Chat, skip_special);
+        if parser.is_some_and(|p| !p.keeps_special_token_spacing()) {
+            sampling.spaces_between_special_tokens = false;
+        }
         if structured.is_some() {
             sampling.structured_outputs = structured;
         }

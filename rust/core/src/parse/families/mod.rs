@@ -12,6 +12,7 @@ macro_rules! families {
         /// Every built-in family, into `registry`.
         pub(super) fn register(registry: &mut Registry) {
             $($family::register(registry);)*
+            response_template::register(registry);
         }
     };
 }
@@ -60,6 +61,10 @@ families!(
     step3p5,
     xlam
 );
+
+// The response-template parsers (`hf`), which `ParserSpec` builds as one
+// unified parser.
+pub mod response_template;
 
 // Helpers of the families above.
 mod deepseek_stream;

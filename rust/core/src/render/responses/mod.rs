@@ -229,6 +229,13 @@ impl Core {
         if let Some(e) = conflict {
             return Err(e);
         }
+        if let Some(p) = parser {
+            let raw_tools = o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            let strict = raw_tools.iter().any(crate::parse::is_strict_tool);
+            let choice_type = o.get("tool_choice").and_then(|c| c.get("type")).and_then(Value::as_str);
+            let named = matches!(choice_type, Some("function" | "custom"));
+            p.check_request(&ctx, given, strict, named)?;
+        }
         let format = structured::request_format(structured::request_params(&chat).as_ref());
         let (mut keep_special, mut adjusted) =
             parser.map(|p| p.render_adjustments(&ctx, &format)).unwrap_or((false, None));
@@ -244,6 +251,9 @@ impl Core {
         let skip_special = !keep_special && opts.skip_special_tokens.unwrap_or(true);
         let max_tokens = self.max_tokens(max_out, ids.len());
         let mut sampling = self.sampling(&chat, &opts, max_tokens, Api::Completion, skip_special);
+        if parser.is_some_and(|p| !p.keeps_special_token_spacing()) {
+            sampling.spaces_between_special_tokens = false;
+        }
         if adjusted.is_some() {
             sampling.structured_outputs = adjusted;
         }
