@@ -14,6 +14,7 @@ from goldens import (
     CONFIGS_UNDER_TEST,
     UNSEEN_STREAM_SAMPLE,
     compare,
+    execute,
     is_excused,
     load_cases,
     replay,
@@ -78,7 +79,7 @@ def test_compact_states_give_replays_chunks(config_server, compact_server):
             continue
         ran += 1
         got = without_states(replay.execute_case(compact, case))
-        want = without_states(replay.execute_case(history, case))
+        want = without_states(execute(history, case))
         if got != want:
             first = next(i for i, (a, b) in enumerate(zip(got, want, strict=False)) if a != b)
             different.append(f"{case['id']}: call {first}: {got[first]} != {want[first]}")
@@ -98,7 +99,7 @@ def test_excused_streams_give_vllms_answer_or_batchs(config_server):
         if case["kind"] != "stream" or not is_excused(case) or excuse("goldens_mixed", case):
             continue
         ran += 1
-        results = replay.execute_case(client, case)
+        results = execute(client, case)
         as_vllm = replay.compare_case(case, results, "semantic", "vllm")
         if as_vllm and not batch_but_edge_whitespace(case, results):
             neither.append(f"{case['id']}: {as_vllm[:2]}")
