@@ -706,11 +706,17 @@ def main() -> None:
     )
     ap.add_argument("--url", required=True, help="vLLM render server, e.g. http://127.0.0.1:8842")
     ap.add_argument("--config", required=True, help="configs.json name the server runs")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help="write only this config's records here instead of merging into " + CORPUS.name,
+    )
     args = ap.parse_args()
     configs = json.loads(Path(__file__).with_name("configs.json").read_text())
     model = configs[args.config]["served_model_name"]
     kept: list[dict] = []
-    if CORPUS.exists():
+    if args.out is None and CORPUS.exists():
         with gzip.open(CORPUS, "rt") as f:
             kept = [r for r in map(json.loads, f) if r["config"] != args.config]
     records = []
@@ -729,7 +735,7 @@ def main() -> None:
             }
         )
         print(f"{case_id}: {status}")
-    with gzip.open(CORPUS, "wt") as f:
+    with gzip.open(args.out or CORPUS, "wt") as f:
         for r in kept + records:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
 

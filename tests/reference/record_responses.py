@@ -636,6 +636,46 @@ def cases(model: str) -> list[tuple[str, dict]]:
     return out
 
 
+def harmony_cases(model: str) -> list[tuple[str, dict]]:
+    """Harmony (gpt-oss) cases: instructions, reasoning items, function_call /
+    function_call_output items, builtin tools, reasoning.effort."""
+    m = {"model": model}
+    user = {"role": "user", "content": "What's the weather in Oslo?"}
+    fc = {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}
+    fco = {"type": "function_call_output", "call_id": "call_1", "output": "{\"temp\": 3}"}
+    rs = {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "Need the weather tool."}]}
+    asst = {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "It is 3C.", "annotations": []}]}
+    return [
+        ("h_instructions_effort_high", {**m, "instructions": "Be brief.", "input": "Hi", "reasoning": {"effort": "high"}}),
+        ("h_effort_low", {**m, "input": "Hi", "reasoning": {"effort": "low"}}),
+        ("h_effort_medium", {**m, "input": "Hi", "reasoning": {"effort": "medium"}}),
+        ("h_effort_minimal", {**m, "input": "Hi", "reasoning": {"effort": "minimal"}}),
+        ("h_system_item", {**m, "input": [{"role": "system", "content": "Sys text"}, user]}),
+        ("h_developer_item", {**m, "input": [{"role": "developer", "content": "Dev text"}, user]}),
+        ("h_instructions_and_developer", {**m, "instructions": "Inst", "input": [{"role": "developer", "content": "Dev"}, user]}),
+        ("h_tools_function", {**m, "input": [user], "tools": [WEATHER, TIME]}),
+        ("h_tools_required", {**m, "input": [user], "tools": [WEATHER], "tool_choice": "required"}),
+        ("h_tools_named", {**m, "input": [user], "tools": [WEATHER], "tool_choice": {"type": "function", "name": "get_weather"}}),
+        ("h_tools_none", {**m, "input": [user], "tools": [WEATHER], "tool_choice": "none"}),
+        ("h_reasoning_then_call", {**m, "input": [user, rs, fc, fco], "tools": [WEATHER]}),
+        ("h_reasoning_call_answer_next_turn", {**m, "input": [user, rs, fc, fco, asst, {"role": "user", "content": "Thanks"}], "tools": [WEATHER]}),
+        ("h_call_without_reasoning", {**m, "input": [user, fc, fco], "tools": [WEATHER]}),
+        ("h_two_calls", {**m, "input": [user, fc, {**fc, "call_id": "call_2", "name": "get_time", "arguments": "{}"}, fco, {**fco, "call_id": "call_2", "output": "noon"}], "tools": [WEATHER, TIME]}),
+        ("h_output_unknown_call", {**m, "input": [user, {**fco, "call_id": "nope"}], "tools": [WEATHER]}),
+        ("h_reasoning_item_summary_only", {**m, "input": [user, {"type": "reasoning", "id": "rs_2", "summary": [{"type": "summary_text", "text": "Summary."}]}, asst]}),
+        ("h_assistant_history", {**m, "input": [user, asst, {"role": "user", "content": "And tomorrow?"}]}),
+        ("h_input_text_parts", {**m, "input": [{"role": "user", "content": [{"type": "input_text", "text": "part a "}, {"type": "input_text", "text": "part b"}]}]}),
+        ("h_builtin_web_search", {**m, "input": "Hi", "tools": [{"type": "web_search_preview"}]}),
+        ("h_builtin_code_interpreter", {**m, "input": "Hi", "tools": [{"type": "code_interpreter", "container": {"type": "auto"}}]}),
+        ("h_builtin_container", {**m, "input": "Hi", "tools": [{"type": "container"}]}),
+        ("h_builtin_mcp", {**m, "input": "Hi", "tools": [{"type": "mcp", "server_label": "x", "server_url": "http://127.0.0.1:1"}]}),
+        ("h_builtin_and_function", {**m, "input": "Hi", "tools": [{"type": "web_search_preview"}, WEATHER]}),
+        ("h_text_json_schema", {**m, "input": "Hi", "text": {"format": {"type": "json_schema", "name": "a", "schema": {"type": "object", "properties": {"a": {"type": "string"}}}}}}),
+        ("h_text_json_object", {**m, "input": "Hi", "text": {"format": {"type": "json_object"}}}),
+        ("h_include_reasoning_content", {**m, "input": "Hi", "include": ["reasoning.encrypted_content"]}),
+    ]
+
+
 def post(url: str, body: object) -> tuple[int, object]:
     u = urllib.parse.urlparse(url)
     conn = http.client.HTTPConnection(u.hostname or "127.0.0.1", u.port or 80, timeout=120)
@@ -662,7 +702,10 @@ def main() -> None:
     out = args.out or HERE / "responses" / f"{args.config}.jsonl.gz"
     out.parent.mkdir(parents=True, exist_ok=True)
     lines = []
-    for case_id, body in cases(model):
+    todo = cases(model)
+    if configs[args.config].get("family") == "harmony":
+        todo += harmony_cases(model)
+    for case_id, body in todo:
         status, response = post(args.url, body)
         record = {
             "id": case_id,

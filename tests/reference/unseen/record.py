@@ -10,7 +10,8 @@ stream_state vLLM returned carried to the next call and with a
 `batch_equivalent`. The prompt ids come from vLLM's own
 /v1/chat/completions/render; the output ids from the model dir's
 tokenizer.json (markers that are added tokens there encode as one token),
-plus the config's end-of-turn token.
+plus the config's end-of-turn token (not for an output with `"eos": false`,
+one that already ends as the model stops, e.g. Harmony's `<|call|>`).
 
     VLLM_TARGET_DEVICE=cpu vllm launch render <models>/<dir> --port P \\
         --served-model-name <name> <flags from configs.json>
@@ -81,6 +82,7 @@ EOS = {
     "hy_v4": 128257,
     "hf_response_template": 151645,
     "beam": 151674,
+    "gpt_oss": 200002,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
@@ -204,10 +206,12 @@ class Recorder:
             raise RuntimeError(f"render failed ({status}): {resp}")
         return resp["token_ids"]
 
-    def record(self, stem: str, tags: list[str], text: str, tools, variant: dict) -> None:
+    def record(
+        self, stem: str, tags: list[str], text: str, tools, variant: dict, eos: bool = True
+    ) -> None:
         chat = self.chat_request(tools, variant)
         prompt = self.render(chat)
-        ids = self.tok.encode(text, add_special_tokens=False).ids + [self.eos]
+        ids = self.tok.encode(text, add_special_tokens=False).ids + ([self.eos] if eos else [])
         n = len(self.cases)
         batch_req = batch_request(f"gen-{self.name}-unseen-{n}", ids, prompt, chat)
         status, resp = self.post(DERENDER, batch_req)
@@ -295,7 +299,7 @@ def main(argv=None) -> int:
             for vname, variant in fam["variants"].items():
                 stem = f"{fam['kind']}_{fam['family']}-{out['name']}-{vname}"
                 tags = [f"family:{fam['family']}", f"parser:{fam['kind']}", f"variant:{vname}"]
-                rec.record(stem, tags, out["text"], tools, variant)
+                rec.record(stem, tags, out["text"], tools, variant, out.get("eos", True))
     path = Path(args.out) / f"{args.config}.jsonl.gz"
     with gzip.open(path, "wt", encoding="utf-8") as f:
         for case in rec.cases:
