@@ -242,6 +242,21 @@ impl Model {
         }
     }
 
+    /// The bytes one token stands for (a special token: its text), as
+    /// tiktoken's `decode_bytes` gives them; `false` for an id outside the
+    /// vocabulary or a tokenizer that is not byte-level.
+    pub fn token_bytes(&self, id: i64, out: &mut Vec<u8>) -> bool {
+        let Some(piece) = self.piece(id) else { return false };
+        if self.is_special(id) {
+            out.extend_from_slice(piece.as_bytes());
+        } else if self.byte_level {
+            byte_level_piece(piece, out);
+        } else {
+            return false;
+        }
+        true
+    }
+
     /// `tokenizer.encode(text, add_special_tokens=False)`.
     pub fn encode_plain(&self, text: &str) -> Vec<i64> {
         self.tokenizer

@@ -8,6 +8,7 @@ use crate::model::Model;
 use crate::parse::{ParserSpec, ParserSpecError, Registry};
 use crate::stream::{StateCodec, StateMode};
 use crate::structured::StrictLevel;
+use crate::template::harmony::Harmony;
 use crate::template::{ChatTemplate, ContentFormat, Probes, TemplateError};
 
 /// Server-wide settings that shape derender answers.
@@ -128,6 +129,16 @@ impl Settings {
             let message = "--stream-state-accepted-secrets needs --stream-state-secret (the secret to sign with)";
             return Err(SettingsError::Flag(message.to_string()));
         }
+        // Harmony's instructions in the system message change every
+        // gpt-oss prompt: refused rather than ignored.
+        let system_instructions = std::env::var("VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS").unwrap_or_default();
+        if model.model_type.as_deref() == Some("gpt_oss")
+            && system_instructions.trim().parse::<i64>().is_ok_and(|v| v != 0)
+        {
+            return Err(SettingsError::Flag(
+                "VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS is set: derender renders Harmony's instructions in the developer message only (unset it)".into(),
+            ));
+        }
         let max_model_len = flags
             .max_model_len
             .or(model.config_max_len)
@@ -221,6 +232,8 @@ pub struct Core {
     pub(crate) template: Option<ChatTemplate>,
     /// Template facts `/v1/messages/render` needs, probed on first use.
     pub(crate) anthropic_probes: std::sync::OnceLock<Probes>,
+    /// A `gpt_oss` model's prompts are Harmony's, not a template's.
+    pub(crate) harmony: Option<Harmony>,
 }
 
 impl Core {
@@ -228,7 +241,9 @@ impl Core {
     pub fn new(model: Model, settings: Settings) -> Result<Self, TemplateError> {
         let source = settings.chat_template.as_deref().or(model.chat_template.as_deref());
         let template = source.map(ChatTemplate::new).transpose()?;
-        Ok(Core { model: std::sync::Arc::new(model), settings, template, anthropic_probes: std::sync::OnceLock::new() })
+        let harmony = Harmony::load(&model);
+        let model = std::sync::Arc::new(model);
+        Ok(Core { model, settings, template, anthropic_probes: std::sync::OnceLock::new(), harmony })
     }
 
     /// `_check_model`: a named model must be one we serve.

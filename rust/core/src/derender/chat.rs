@@ -71,7 +71,7 @@ impl Core {
                     let prompt = gen.prompt_token_ids.as_deref();
                     let (parser, fields) = stats.parsing(|| {
                         let mut parser = spec.build(ctx, &self.model);
-                        let fields = parser.parse_message(&text, ctx, prompt);
+                        let fields = parser.parse_message(&text, ids, ctx, prompt);
                         (parser, fields)
                     });
                     if let Some(error) = parser.failure() {

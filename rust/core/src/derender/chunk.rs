@@ -53,6 +53,26 @@ impl Core {
         ChunkIds { ids, decode, stop_reason, held: Vec::new() }
     }
 
+    /// The plan for a parser that reads ids, not text (Harmony): nothing
+    /// is held back, so the parser sees the engine's chunks as they came.
+    pub(crate) fn plan_chunk_unheld(
+        &self,
+        delta: &[i64],
+        finish: Option<&str>,
+        stop_reason: Option<&StopReason>,
+        request: Option<&OutputOptions>,
+    ) -> ChunkIds {
+        match finish {
+            None => ChunkIds {
+                ids: delta.to_vec(),
+                decode: delta.len(),
+                stop_reason: stop_reason.cloned(),
+                held: Vec::new(),
+            },
+            Some(_) => self.plan_chunk(Vec::new(), delta, finish, stop_reason, request, false),
+        }
+    }
+
     /// Decode a planned chunk, cutting the engine's stop string from the
     /// final chunk.
     pub(crate) fn decode_chunk(

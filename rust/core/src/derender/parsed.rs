@@ -104,7 +104,10 @@ impl Core {
         for &len in &vllm.output_chunk_lens {
             let chunk = &vllm.output_token_ids[start..start + len as usize];
             start += len as usize;
-            let plan = self.plan_chunk(held, chunk, None, None, Some(request), false);
+            let plan = match spec.reads_ids() {
+                true => self.plan_chunk_unheld(chunk, None, None, Some(request)),
+                false => self.plan_chunk(held, chunk, None, None, Some(request), false),
+            };
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
             stats.parsing(|| processor.step(&text, &plan.ids, None, parser_prompt, ctx));
             held = plan.held;
@@ -163,7 +166,11 @@ impl Core {
             let delta_ids: &[i64] = choice.token_ids.as_deref().unwrap_or(&[]);
             let finish = choice.finish_reason.as_deref();
             let held = std::mem::take(&mut p.held);
-            let plan = self.plan_chunk(held, delta_ids, finish, choice.stop_reason.as_ref(), Some(request), false);
+            let stop_reason = choice.stop_reason.as_ref();
+            let plan = match spec.reads_ids() {
+                true => self.plan_chunk_unheld(delta_ids, finish, stop_reason, Some(request)),
+                false => self.plan_chunk(held, delta_ids, finish, stop_reason, Some(request), false),
+            };
             let (mut delta, mut finish_reason) = (None, None);
             if !delta_ids.is_empty() || finish.is_some() {
                 let text = self.decode_chunk(&plan, &mut p.window, choice, Some(request), false);

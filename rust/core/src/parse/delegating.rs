@@ -3,9 +3,9 @@
 //! batch message assembly rules of `message_assembly.py`.
 
 use super::batch_completion::{self, Sent, Target};
-use super::families::response_template::Unified;
 use super::required::{named_streaming, parse_required, required_streaming};
 use super::snapshot::{Snapshot, SnapshotError};
+use super::unified::UnifiedParser;
 use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
 use crate::wire::response::{Delta, DeltaToolCall, FunctionCall as WireFunctionCall, ToolCall};
 use serde_json::{json, Value};
@@ -29,7 +29,7 @@ pub struct DelegatingParser {
     /// What the tool phase sent, for parsers completed to the batch answer.
     sent: Sent,
     /// vLLM's response-template parser (`hf`), which replaces both phases.
-    unified: Option<Unified>,
+    unified: Option<Box<dyn UnifiedParser>>,
 }
 
 /// The assembled fields of a batch assistant message.
@@ -65,13 +65,16 @@ impl DelegatingParser {
     }
 
     /// This parser with the response-template parser doing all the work.
-    pub fn with_unified(mut self, unified: Unified) -> Self {
+    pub fn with_unified(mut self, unified: Box<dyn UnifiedParser>) -> Self {
         self.unified = Some(unified);
         self
     }
 
     /// The first error a plugin parser raised, reasoning first.
     pub fn failure(&self) -> Option<crate::error::ApiError> {
+        if let Some(u) = &self.unified {
+            return u.failure();
+        }
         let reasoning = self.reasoning.as_ref().and_then(|r| r.failure());
         reasoning.or_else(|| self.tool.as_ref().and_then(|t| t.failure()))
     }
@@ -104,10 +107,17 @@ impl DelegatingParser {
         auto_tools && ctx.tool_choice == ToolChoice::Auto && !ctx.tools.is_empty()
     }
 
-    /// Batch: `Parser.parse` then `assemble_chat_message_fields`.
-    pub fn parse_message(&mut self, text: &str, ctx: &ChatContext, prompt_ids: Option<&[i64]>) -> MessageFields {
-        if let Some(u) = &self.unified {
-            let (reasoning, content, calls) = u.parse(text, prompt_ids);
+    /// Batch: `Parser.parse` then `assemble_chat_message_fields`; `ids`:
+    /// the choice's output ids.
+    pub fn parse_message(
+        &mut self,
+        text: &str,
+        ids: &[i64],
+        ctx: &ChatContext,
+        prompt_ids: Option<&[i64]>,
+    ) -> MessageFields {
+        if let Some(u) = &mut self.unified {
+            let (reasoning, content, calls) = u.parse(text, ids, prompt_ids);
             return self.assemble(reasoning, content, Some(calls), ctx);
         }
         if let (Some(r), Some(p)) = (&mut self.reasoning, prompt_ids) {
@@ -214,7 +224,7 @@ impl DelegatingParser {
         finished: bool,
     ) -> Option<Delta> {
         if let Some(u) = &mut self.unified {
-            return u.parse_delta(delta_text, prompt_ids, finished);
+            return u.parse_delta(delta_text, delta_ids, prompt_ids, finished);
         }
         let prefix_mode = self.reasoning.as_ref().is_some_and(|r| r.content_prefix().is_some());
         let prefix = match &self.reasoning {

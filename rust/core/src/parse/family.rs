@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-pub use super::families::response_template::Factory as ResponseTemplate;
+use super::unified::UnifiedFactory;
 use super::{ChatContext, ReasoningParser, ToolParser};
 use crate::model::Model;
 use crate::structured::{json_schema, structural_tag, StrictLevel, TagModel, TagRequest};
@@ -71,9 +71,9 @@ pub trait ToolParserFactory: Send + Sync {
     fn requires_function_tools(&self) -> bool {
         !self.native_forced_choices()
     }
-    /// The response-template parser this name stands for (`hf`): it
-    /// parses reasoning and tool calls as one.
-    fn response_template(&self) -> Option<&ResponseTemplate> {
+    /// The parser this name stands for when it parses reasoning and tool
+    /// calls as one (`parse::unified`).
+    fn unified(&self) -> Option<&dyn UnifiedFactory> {
         None
     }
 }
@@ -91,7 +91,7 @@ pub trait ReasoningParserFactory: Send + Sync {
         let _ = kwargs;
     }
     /// As for tool parsers.
-    fn response_template(&self) -> Option<&ResponseTemplate> {
+    fn unified(&self) -> Option<&dyn UnifiedFactory> {
         None
     }
 }
@@ -110,6 +110,28 @@ pub struct Family<F: ?Sized + 'static> {
 }
 
 pub type ToolFamily = Family<dyn ToolParserFactory>;
+
+/// The reason a model-claiming family refuses another parser, given the
+/// slot's flag and the parser's name.
+pub type Refusal = fn(&str, &str) -> String;
+
+/// Checks the selected names (`reasoning`, `tool`) against a model.
+pub type NameCheck = fn(&Model, Option<&str>, Option<&str>) -> Result<(), String>;
+
+/// How a unified parser family composes with the other slot
+/// (`ParserManager._compose_parser`), checked before any constructor runs.
+pub struct Composition {
+    /// Its names (either slot): a name here takes the other slot along,
+    /// and cannot be combined with another family's parser.
+    pub names: &'static [&'static str],
+    /// The model type whose outputs always go through this family, whatever
+    /// the flags name (vLLM's `is_harmony`); the reason any other parser
+    /// is refused for it, given the slot's flag and name.
+    pub model_type: Option<(&'static str, Refusal)>,
+    /// The checks of the selected names (`reasoning`, `tool`) on the model
+    /// before any constructor (the response template's metadata).
+    pub validate: NameCheck,
+}
 pub type ReasoningFamily = Family<dyn ReasoningParserFactory>;
 
 /// A family's single-token markers, looked up in `model`'s vocabulary:

@@ -19,6 +19,7 @@ mod required;
 pub mod snapshot;
 mod spec;
 mod think;
+pub mod unified;
 
 pub use context::{ChatContext, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};

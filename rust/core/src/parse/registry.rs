@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::family::{Family, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory};
+use super::family::{Composition, Family, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory};
 use crate::model::Model;
 use crate::structured::TagModel;
 
@@ -46,12 +46,18 @@ pub struct Registry {
     tools: BTreeMap<String, Source<dyn ToolParserFactory>>,
     reasoning: BTreeMap<String, Source<dyn ReasoningParserFactory>>,
     tags: BTreeMap<&'static str, &'static TagModel>,
+    compositions: Vec<&'static Composition>,
 }
 
 impl Default for Registry {
     /// The built-in families.
     fn default() -> Self {
-        let mut registry = Registry { tools: BTreeMap::new(), reasoning: BTreeMap::new(), tags: BTreeMap::new() };
+        let mut registry = Registry {
+            tools: BTreeMap::new(),
+            reasoning: BTreeMap::new(),
+            tags: BTreeMap::new(),
+            compositions: Vec::new(),
+        };
         super::families::register(&mut registry);
         registry
     }
@@ -103,6 +109,22 @@ impl Registry {
             Kind::Tool => self.tools.get(name).map(|s| s.load(model).map(drop)),
             Kind::Reasoning => self.reasoning.get(name).map(|s| s.load(model).map(drop)),
         }
+    }
+
+    /// A unified family's composition rules.
+    pub fn composition(&mut self, composition: &'static Composition) {
+        self.compositions.push(composition);
+    }
+
+    /// The composition that owns `name`.
+    pub(super) fn composition_of(&self, name: &str) -> Option<&'static Composition> {
+        self.compositions.iter().copied().find(|c| c.names.contains(&name))
+    }
+
+    /// The composition that claims every output of `model`'s type.
+    pub(super) fn composition_for_model(&self, model: &Model) -> Option<&'static Composition> {
+        let kind = model.model_type.as_deref()?;
+        self.compositions.iter().copied().find(|c| c.model_type.is_some_and(|(t, _)| t == kind))
     }
 
     /// A structural-tag model, under vLLM's key for it.

@@ -5,12 +5,12 @@
 
 use std::sync::Arc;
 
-use super::families::response_template::{validate as validate_template, NAMES};
-use super::family::{KeepSpecial, ReasoningParserFactory, ResponseTemplate, ToolParserFactory};
+use super::family::{KeepSpecial, ReasoningParserFactory, ToolParserFactory};
+use super::unified::{Selected, UnifiedFactory};
 use super::{ChatContext, DelegatingParser, Registry, ToolChoice};
 use crate::error::ApiError;
 use crate::model::Model;
-use crate::structured::{params, RequestFormat, StrictLevel, TagRequest};
+use crate::structured::{params, tag_text, RequestFormat, StrictLevel, TagRequest};
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum ParserSpecError {
@@ -22,7 +22,7 @@ pub enum ParserSpecError {
     AutoWithoutTool,
     #[error("--reasoning-parser {reasoning} and --tool-call-parser {tool} cannot be combined")]
     Combined { reasoning: String, tool: String },
-    /// The response template's startup checks (vLLM's `TypeError`).
+    /// A unified family's startup checks (vLLM's `TypeError`).
     #[error("{0}")]
     ResponseTemplate(String),
     #[error("--tool-call-parser {tool} and --reasoning-parser {reasoning} cannot be used with the tokenizer of '{model}': {reason}")]
@@ -82,21 +82,29 @@ impl ParserSpec {
             model: model.path.display().to_string(),
             reason,
         };
-        // `_compose_parser`: a response-template name takes the other
-        // parser with it, and checks the template before any constructor.
-        let template_name = |n: Option<&str>| n.is_some_and(|n| NAMES.contains(&n));
-        let (r_template, t_template) =
-            (template_name(reasoning), template_name(tool.filter(|_| tool_source.is_some())));
-        if r_template || t_template {
-            let mixed = (reasoning_source.is_some() && !r_template) || (tool_source.is_some() && !t_template);
-            if mixed {
+        let selected_tool = tool.filter(|_| tool_source.is_some());
+        // `_compose_parser`: a model whose outputs one family always parses
+        // (Harmony) takes no other parser.
+        if let Some((c, (_, why))) = registry.composition_for_model(model).and_then(|c| Some((c, c.model_type?))) {
+            let foreign = [("--reasoning-parser", reasoning), ("--tool-call-parser", selected_tool)]
+                .into_iter()
+                .find_map(|(flag, n)| n.filter(|n| !c.names.contains(n)).map(|n| (flag, n)));
+            if let Some((flag, name)) = foreign {
+                return Err(tokenizer_error(why(flag, name)));
+            }
+        }
+        // A unified family's name takes the other slot with it, and its
+        // checks run before any constructor.
+        let composition = [reasoning, selected_tool].into_iter().flatten().find_map(|n| registry.composition_of(n));
+        if let Some(c) = composition {
+            let own = |n: Option<&str>| n.is_none_or(|n| c.names.contains(&n));
+            if !own(reasoning) || !own(selected_tool) {
                 return Err(ParserSpecError::Combined {
                     reasoning: reasoning.unwrap_or("None").to_string(),
                     tool: tool.unwrap_or("None").to_string(),
                 });
             }
-            let selected_tool = tool.filter(|_| tool_source.is_some());
-            validate_template(model, reasoning, selected_tool).map_err(ParserSpecError::ResponseTemplate)?;
+            (c.validate)(model, reasoning, selected_tool).map_err(ParserSpecError::ResponseTemplate)?;
         }
         // vLLM builds the tool parser first: its vocabulary error wins.
         let tool = tool_source.map(|s| s.load(model)).transpose().map_err(tokenizer_error)?;
@@ -153,18 +161,36 @@ impl ParserSpec {
     /// gets from parsers without one.
     pub fn render_adjustments(&self, ctx: &ChatContext, format: &RequestFormat) -> (bool, Option<serde_json::Value>) {
         let mut keep_special = self.reasoning.as_ref().is_some_and(|r| r.keep_special_tokens());
-        // The response-template parser adjusts every request.
-        keep_special |= self.response_template().is_some();
-        let Some(tool) = &self.tool else { return (keep_special, None) };
+        // A unified parser adjusts every request.
+        keep_special |= self.unified().is_some_and(|u| u.keeps_special_tokens());
+        // A unified parser may move the request's output format into its
+        // own structural tag (Harmony's final channel).
+        let output = self.unified().and_then(|u| u.output_format(format));
+        // Tool tags then see the moved format as the request's.
+        let moved = output.clone().map(RequestFormat::Format);
+        let format = moved.as_ref().unwrap_or(format);
+        let output = output.map(|f| params(None, Some(tag_text(f))));
+        let Some(tool) = &self.tool else { return (keep_special, output) };
         // vLLM runs `adjust_request` when a reasoning parser is configured
         // or the tool choice is not "none"; engine tool parsers then keep
         // special tokens whatever the tools.
         let adjusting = ctx.tool_choice != ToolChoice::None;
         keep_special |= tool.keep_special_tokens() == KeepSpecial::Always && (adjusting || self.reasoning.is_some());
         if ctx.tools.is_empty() || !adjusting {
-            return (keep_special, None);
+            return (keep_special, output);
         }
         keep_special |= tool.keep_special_tokens() == KeepSpecial::WithTools;
+        (keep_special, self.tool_adjustment(tool.as_ref(), ctx, format).or(output))
+    }
+
+    /// The tool-call structural tag, or the JSON schema a forced choice
+    /// gets from a parser without one.
+    fn tool_adjustment(
+        &self,
+        tool: &dyn ToolParserFactory,
+        ctx: &ChatContext,
+        format: &RequestFormat,
+    ) -> Option<serde_json::Value> {
         let request = TagRequest {
             tools: &ctx.tools,
             tool_choice: &ctx.tool_choice,
@@ -172,35 +198,41 @@ impl ParserSpec {
             format,
         };
         if let Some(tag) = tool.structural_tag(self.tool_strict_level, request) {
-            return (keep_special, Some(params(None, Some(tag))));
+            return Some(params(None, Some(tag)));
         }
         if !tool.supports_required_and_named() {
-            return (keep_special, None);
+            return None;
         }
         let only = match &ctx.tool_choice {
             ToolChoice::Required => None,
             ToolChoice::Named(n) => Some(n.as_str()),
-            _ => return (keep_special, None),
+            _ => return None,
         };
         let schema = tool.forced_schema(&ctx.tools, only, ctx.parallel_tool_calls);
-        (keep_special, schema.map(|s| params(Some(s), None)))
+        schema.map(|s| params(Some(s), None))
     }
 
-    /// The response-template parser both names stand for, if selected.
-    fn response_template(&self) -> Option<&ResponseTemplate> {
-        let reasoning = self.reasoning.as_ref().and_then(|r| r.response_template());
-        reasoning.or_else(|| self.tool.as_ref().and_then(|t| t.response_template()))
+    /// The parser both slots stand for when it reads reasoning and tool
+    /// calls as one (`parse::unified`).
+    fn unified(&self) -> Option<&dyn UnifiedFactory> {
+        let reasoning = self.reasoning.as_ref().and_then(|r| r.unified());
+        reasoning.or_else(|| self.tool.as_ref().and_then(|t| t.unified()))
     }
 
-    /// Render also turns `spaces_between_special_tokens` off.
+    /// The parser reads the output's ids, not its text (Harmony).
+    pub fn reads_ids(&self) -> bool {
+        self.unified().is_some_and(|u| u.reads_ids())
+    }
+
+    /// Whether render leaves `spaces_between_special_tokens` on.
     pub fn keeps_special_token_spacing(&self) -> bool {
-        self.response_template().is_none()
+        self.unified().is_none_or(|u| u.keeps_special_token_spacing())
     }
 
-    /// `adjust_request`'s refusals: the response-template parser cannot
-    /// guarantee strict tools, forced or named calls, or a single call.
-    /// `tools_given`: the request lists tools (hosted ones count);
-    /// `strict` / `named`: as the raw request says.
+    /// `adjust_request`'s refusals (a unified parser's: the response
+    /// template cannot guarantee strict tools, forced or named calls, or a
+    /// single call). `tools_given`: the request lists tools (hosted ones
+    /// count); `strict` / `named`: as the raw request says.
     pub fn check_request(
         &self,
         ctx: &ChatContext,
@@ -208,15 +240,10 @@ impl ParserSpec {
         strict: bool,
         named: bool,
     ) -> Result<(), ApiError> {
-        if self.response_template().is_none()
-            || self.tool.is_none()
-            || !tools_given
-            || ctx.tool_choice == ToolChoice::None
-        {
-            return Ok(());
+        match (self.unified(), &self.tool) {
+            (Some(u), Some(_)) => u.check_request(ctx, tools_given, strict, named),
+            _ => Ok(()),
         }
-        let required = ctx.tool_choice == ToolChoice::Required;
-        crate::parse::families::response_template::refuse_guarantees(strict, required, named, ctx.parallel_tool_calls)
     }
 
     /// A fresh parser for one request (batch) or one streamed choice.
@@ -224,14 +251,10 @@ impl ParserSpec {
         let reasoning = self.reasoning.as_ref().map(|r| r.create(ctx, model));
         let tool = self.tool.as_ref().map(|t| t.create(ctx, model, self.reasoning.is_some()));
         let parser = DelegatingParser::new(reasoning, tool, self.enable_auto_tools);
-        match self.response_template() {
-            Some(t) => parser.with_unified(t.unified(
-                ctx,
-                model,
-                self.reasoning.is_some(),
-                self.tool.is_some(),
-                self.enable_auto_tools,
-            )),
+        let selected =
+            Selected { reasoning: self.reasoning.is_some(), tools: self.tool.is_some(), auto: self.enable_auto_tools };
+        match self.unified() {
+            Some(u) => parser.with_unified(u.create(ctx, model, selected)),
             None => parser,
         }
     }

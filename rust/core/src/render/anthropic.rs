@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 use super::anthropic_check::{check, Block, Content, Message, Request, Thinking, Tool, ToolChange};
 use super::body_object;
 use crate::error::ApiError;
+use crate::pycompat::json::{dumps_with, DumpOptions};
 use crate::pycompat::repr::{repr_float, repr_str};
 use crate::served::Core;
 use crate::template::Probes;
@@ -236,6 +237,8 @@ fn image_url(source: &Obj) -> String {
 }
 
 /// `_convert_tool_use_block`.
+const ASCII: DumpOptions = DumpOptions { indent: None, separators: None, sort_keys: false, ensure_ascii: true };
+
 fn tool_call(b: &Block) -> Value {
     let id = b
         .str_field("id")
@@ -245,7 +248,8 @@ fn tool_call(b: &Block) -> Value {
     json!({
         "id": id,
         "type": "function",
-        "function": {"name": b.str_field("name").unwrap_or(""), "arguments": input.to_string()},
+        // `json.dumps(block.input or {})`: Python's separators, ASCII only.
+        "function": {"name": b.str_field("name").unwrap_or(""), "arguments": dumps_with(&input, &ASCII)},
     })
 }
 

@@ -16,6 +16,7 @@ use crate::parse::ToolChoice;
 use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::served::Core;
 use crate::structured;
+use crate::template::harmony::{self, Harmony};
 pub use crate::template::{ChatTemplate, TemplateError};
 use crate::wire::request::{request_fields, request_prechecks, Api, Obj, OutputOptions};
 use sampling::Sampling;
@@ -264,7 +265,8 @@ impl Core {
         let ctx = ChatContext::from_request(o, &self.settings.default_chat_template_kwargs);
         let parser = self.settings.parser.as_ref();
         let has_tool_parser = parser.is_some_and(|p| p.has_tool());
-        if !has_tool_parser {
+        // Harmony renders any tool choice (`tool_parsing_unavailable`).
+        if !has_tool_parser && self.harmony.is_none() {
             match &ctx.tool_choice {
                 ToolChoice::Auto if !parser.is_some_and(|p| p.enable_auto_tools) => {
                     return Err(ApiError::bad_request(
@@ -286,24 +288,31 @@ impl Core {
             !(ctx.tool_choice == crate::parse::ToolChoice::None && self.settings.exclude_tools_when_tool_choice_none)
         });
         let tool_dicts: Option<Vec<Value>> = tools.map(|t| t.iter().map(messages::tool_dict).collect());
-        let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
-        if !self.settings.trust_request_chat_template
-            && (o.get("chat_template").is_some_and(|v| !v.is_null())
-                || request_kwargs.is_some_and(|k| k.get("chat_template").is_some_and(|v| !v.is_null())))
-        {
-            return Err(ApiError::bad_request(
-                "Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.",
-            ));
-        }
         let (max_out, max_param) = match opt_i64(o, "max_completion_tokens") {
             Some(v) => (Some(v), "max_completion_tokens"),
             None => (opt_i64(o, "max_tokens"), "max_tokens"),
         };
-        self.check_output_budget(max_out, max_param)?;
-
-        let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
-        let add_special = o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
-        let (ids, offsets) = self.encode_prompt(o, &text, add_special, max_out)?;
+        let (ids, offsets) = match &self.harmony {
+            Some(harmony) => {
+                let effort = o.get("reasoning_effort").and_then(Value::as_str);
+                (harmony_chat_prompt(harmony, o, tools.map(Vec::as_slice), effort)?, Value::Null)
+            }
+            None => {
+                let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
+                if !self.settings.trust_request_chat_template
+                    && (o.get("chat_template").is_some_and(|v| !v.is_null())
+                        || request_kwargs.is_some_and(|k| k.get("chat_template").is_some_and(|v| !v.is_null())))
+                {
+                    return Err(ApiError::bad_request(
+                        "Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template.",
+                    ));
+                }
+                self.check_output_budget(max_out, max_param)?;
+                let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
+                let add_special = o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
+                self.encode_prompt(o, &text, add_special, max_out)?
+            }
+        };
         if ids.is_empty() {
             return Err(ApiError::bad_request("No token_ids rendered"));
         }
@@ -357,6 +366,8 @@ impl Core {
         let kwargs = Value::Object(ctx.template_kwargs.clone());
         let reasoning_parser_kwargs =
             parser.filter(|_| has_reasoning).map(|p| p.reasoning_parser_kwargs(&ctx.template_kwargs));
+        // Harmony reads no template kwargs.
+        let kwargs = if self.harmony.is_some() { Value::Object(Default::default()) } else { kwargs };
         let parse_context = self.parse_context(o, &ctx, tool_dicts, kwargs);
         let base = header_request_id
             .map(str::to_string)
@@ -643,6 +654,27 @@ impl Core {
 }
 
 /// `count_history_tool_calls`: tool calls in earlier assistant messages.
+/// `_make_request_with_harmony`: the chat request as Harmony messages
+/// (`tools`: the request's, unless left out for `tool_choice` "none").
+fn harmony_chat_prompt(
+    harmony: &Harmony,
+    o: &Obj,
+    tools: Option<&[Value]>,
+    effort: Option<&str>,
+) -> Result<Vec<u32>, ApiError> {
+    let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    if effort == Some("none") {
+        return Err(ApiError::invalid_param(
+            "Harmony does not support reasoning_effort='none' (parameter=reasoning_effort)",
+            "reasoning_effort",
+        ));
+    }
+    let (instructions, rest) = harmony::split_instructions(messages);
+    let mut conversation = harmony::preamble(instructions, tools, effort)?;
+    conversation.extend(harmony::chat_messages(rest)?);
+    Ok(harmony.render(&conversation))
+}
+
 fn history_tool_calls(o: &Obj) -> i64 {
     o.get("messages")
         .and_then(Value::as_array)

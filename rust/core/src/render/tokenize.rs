@@ -29,7 +29,10 @@ impl Core {
             return Err(errs.into_api_error());
         }
         self.check_model(o.get("model").and_then(Value::as_str))?;
-        let ids = if chat {
+        let ids = if let (true, Some(harmony)) = (chat, &self.harmony) {
+            // vLLM's tokenize request carries no reasoning effort.
+            super::harmony_chat_prompt(harmony, o, o.get("tools").and_then(Value::as_array).map(Vec::as_slice), None)?
+        } else if chat {
             let ctx = ChatContext::from_request(o, &self.settings.default_chat_template_kwargs);
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());

@@ -95,6 +95,19 @@ pub fn separated(tags: Vec<Value>, separator: &str, stop_after_first: bool) -> V
         "stop_after_first": stop_after_first})
 }
 
+/// `AnyTextFormat`.
+pub fn any_text(excludes: &[&str]) -> Value {
+    json!({"type": "any_text", "excludes": excludes, "max_tokens": null, "max_chars": null})
+}
+
+pub fn optional(content: Value) -> Value {
+    json!({"type": "optional", "content": content})
+}
+
+pub fn or(elements: Vec<Value>) -> Value {
+    json!({"type": "or", "elements": elements})
+}
+
 pub fn sequence(elements: Vec<Value>) -> Value {
     json!({"type": "sequence", "elements": elements})
 }

@@ -4,6 +4,7 @@
 //! sandbox with a fuel limit.
 
 mod content_format;
+pub mod harmony;
 
 pub use content_format::ContentFormat;
 
@@ -39,7 +40,7 @@ fn raise_exception(message: String) -> Result<JValue, Error> {
     Err(Error::new(ErrorKind::InvalidOperation, message))
 }
 
-fn strftime_now(format: String) -> String {
+pub(crate) fn strftime_now(format: String) -> String {
     // Only the formats templates use for dates; local time is UTC here.
     let secs =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0);

@@ -73,7 +73,7 @@ struct Answer {
 }
 
 fn batch_in(ctx: &ChatContext, reasoning: bool, text: &str) -> Answer {
-    let m = parser(ctx, reasoning).parse_message(text, ctx, Some(&PROMPT));
+    let m = parser(ctx, reasoning).parse_message(text, &[], ctx, Some(&PROMPT));
     Answer {
         reasoning: m.reasoning,
         content: m.content,

@@ -25,6 +25,7 @@ families!(
     functiongemma,
     gemma4,
     gigachat3,
+    harmony,
     glm47,
     granite,
     granite4,

@@ -74,7 +74,7 @@ fn batch_in(text: &str, ctx: &ChatContext) -> Outcome {
 }
 
 fn batch_with(spec: &ParserSpec, text: &str, ctx: &ChatContext) -> Outcome {
-    let m = spec.build(ctx, &model()).parse_message(text, ctx, Some(&prompt()));
+    let m = spec.build(ctx, &model()).parse_message(text, &[], ctx, Some(&prompt()));
     let calls = m.tool_calls.into_iter().map(|c| (c.function.name, c.function.arguments)).collect();
     (m.reasoning.unwrap_or_default(), m.content.unwrap_or_default(), calls)
 }

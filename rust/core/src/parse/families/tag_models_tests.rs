@@ -36,6 +36,7 @@ fn every_tag_model_vllm_names_is_registered() {
         "deepseek_r1",
         "deepseek_v3_1",
         "glm_4_7",
+        "harmony",
         "hermes",
         "kimi",
         "llama",
@@ -97,11 +98,32 @@ fn only_strict_tools_pin_their_schema() {
 #[test]
 fn auto_tags_allow_text_around_triggered_calls() {
     let tools = tools();
-    for model in models() {
+    // Harmony allows text as a final-channel message instead (below).
+    for model in models().into_iter().filter(|m| m.name != "harmony") {
         let tag = build(model, &tag_tools(&tools), Choice::Auto);
         assert_eq!(tag["type"], "triggered_tags", "{model:?}");
         assert_eq!(tag["at_least_one"], false, "{model:?}");
     }
+}
+
+#[test]
+fn harmony_tags_call_on_any_channel_after_optional_messages() {
+    let tools = tools();
+    let forced = build(model("harmony"), &tag_tools(&tools)[..1], Choice::Forced);
+    let [analysis, commentary, calls] = [0, 1, 2].map(|i| forced["elements"][i].clone());
+    assert_eq!(analysis["type"], "optional");
+    assert_eq!(analysis["content"]["elements"][0]["begin"], "<|channel|>analysis<|message|>");
+    assert_eq!(commentary["content"]["elements"][0]["begin"], "<|channel|>commentary<|message|>");
+    // One tool: 2 header orders x 2 content types x 3 channels.
+    let begins: Vec<&str> = calls["elements"].as_array().unwrap().iter().filter_map(|t| t["begin"].as_str()).collect();
+    assert_eq!(begins.len(), 12);
+    assert_eq!(begins[0], " to=functions.a<|channel|>commentary json<|message|>");
+    assert_eq!(begins[11], "<|channel|>final to=functions.a <|constrain|>json<|message|>");
+    assert_eq!(calls["elements"][0]["end"], json!(["<|end|>", ""]));
+    let auto = build(model("harmony"), &tag_tools(&tools)[..1], Choice::Auto);
+    let last = auto["elements"][2]["elements"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["begin"], "<|channel|>final<|message|>");
+    assert_eq!(last["content"]["type"], "any_text");
 }
 
 #[test]

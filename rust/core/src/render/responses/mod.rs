@@ -15,6 +15,7 @@ use super::{body_object, opt_i64, structured};
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
 use crate::served::Core;
+use crate::template::harmony::{self, responses, Harmony};
 use crate::wire::request::{Api, Obj, OutputOptions};
 
 /// Request fields the shared sampling and `GenerateRequest` code reads under
@@ -161,7 +162,30 @@ fn sampling_json(o: &Obj, mut sampling: Map<String, Value>) -> Map<String, Value
     out
 }
 
+/// `_render_responses_with_harmony`: the preamble (custom tools only when
+/// the request has some), then the input items.
+fn harmony_prompt(harmony: &Harmony, o: &Obj) -> Result<Vec<u32>, ApiError> {
+    let tools = o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let given = o.get("instructions").filter(|i| !i.is_null());
+    let input = o.get("input").unwrap_or(&Value::Null);
+    let (from_input, items) = responses::split_instructions(input, given.is_some());
+    let instructions = given.and_then(Value::as_str).map(str::to_string).or(from_input);
+    let effort = o.get("reasoning").and_then(|r| r.get("effort")).and_then(Value::as_str);
+    let custom = responses::has_custom_tools(tools);
+    let mut messages = harmony::preamble(instructions, custom.then_some(tools), effort)?;
+    messages.extend(responses::input_messages(input, items)?);
+    Ok(harmony.render(&messages))
+}
+
 impl Core {
+    /// A rendered prompt must have tokens and fit the context.
+    fn check_rendered(&self, ids: &[u32]) -> Result<(), ApiError> {
+        if ids.is_empty() {
+            return Err(ApiError::bad_request("No token_ids rendered"));
+        }
+        self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))
+    }
+
     /// `POST /v1/responses/render`.
     pub fn responses_render(&self, body: Option<&Value>) -> Result<Value, ApiError> {
         let o = validate::model_validators(body_object(body)?)?;
@@ -184,36 +208,48 @@ impl Core {
             ));
         }
         let tools = items::chat_tools(o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]));
-        let instructions = o.get("instructions").and_then(Value::as_str);
-        let messages = items::input_messages(instructions, o.get("input").unwrap_or(&Value::Null))?;
-        let (chat, conflict) = chat_view(&o, messages, &tools);
-        let ctx = ChatContext::from_request(&chat, &self.settings.default_chat_template_kwargs);
-        let max_out = opt_i64(&o, "max_output_tokens");
-        self.check_output_budget(max_out, "max_output_tokens")?;
-        if chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty) {
-            return Err(ApiError::bad_request(
-                "Cannot apply chat template to an empty conversation. Provide at least one message.",
-            ));
-        }
-
-        if chat.get("messages").and_then(Value::as_array).is_some_and(|m| items::has_media(m)) {
-            let name = self.settings.served_model_names.first().map_or("model", String::as_str);
-            return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
-        }
-        let excluded =
-            ctx.tool_choice == crate::parse::ToolChoice::None && self.settings.exclude_tools_when_tool_choice_none;
-        // Hosted tools alone still give the template a (empty) tool list.
         let given = o.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
-        let template_tools = (given && !excluded).then_some(tools.as_slice());
-        let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
-        // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
-        // default (true), unlike chat: templates that write their own BOS get
-        // a second one, as vLLM renders them.
-        let (ids, offsets) = self.encode_prompt(&chat, &text, true, max_out)?;
-        if ids.is_empty() {
-            return Err(ApiError::bad_request("No token_ids rendered"));
+        let max_out = opt_i64(&o, "max_output_tokens");
+        let (chat, conflict, ctx, ids, offsets) = match &self.harmony {
+            Some(_) => {
+                let raw_tools = o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                responses::check_named_choice(raw_tools, o.get("tool_choice"))?;
+                let (chat, conflict) = chat_view(&o, Vec::new(), &tools);
+                let ctx = ChatContext::from_request(&chat, &self.settings.default_chat_template_kwargs);
+                self.check_output_budget(max_out, "max_output_tokens")?;
+                // Rendered after the parser's `adjust_request`, as vLLM does.
+                (chat, conflict, ctx, Vec::new(), Value::Null)
+            }
+            None => {
+                let instructions = o.get("instructions").and_then(Value::as_str);
+                let messages = items::input_messages(instructions, o.get("input").unwrap_or(&Value::Null))?;
+                let (chat, conflict) = chat_view(&o, messages, &tools);
+                let ctx = ChatContext::from_request(&chat, &self.settings.default_chat_template_kwargs);
+                self.check_output_budget(max_out, "max_output_tokens")?;
+                if chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+                    return Err(ApiError::bad_request(
+                        "Cannot apply chat template to an empty conversation. Provide at least one message.",
+                    ));
+                }
+                if chat.get("messages").and_then(Value::as_array).is_some_and(|m| items::has_media(m)) {
+                    let name = self.settings.served_model_names.first().map_or("model", String::as_str);
+                    return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
+                }
+                let excluded = ctx.tool_choice == crate::parse::ToolChoice::None
+                    && self.settings.exclude_tools_when_tool_choice_none;
+                // Hosted tools alone still give the template a (empty) tool list.
+                let template_tools = (given && !excluded).then_some(tools.as_slice());
+                let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
+                // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
+                // default (true), unlike chat: templates that write their own BOS get
+                // a second one, as vLLM renders them.
+                let (ids, offsets) = self.encode_prompt(&chat, &text, true, max_out)?;
+                (chat, conflict, ctx, ids, offsets)
+            }
+        };
+        if self.harmony.is_none() {
+            self.check_rendered(&ids)?;
         }
-        self.check_prompt_len(ids.len().min(self.settings.max_model_len + 1))?;
 
         // The parser's `adjust_request`, as for chat. A forced call needs a
         // function tool (`require_function_tools`).
@@ -247,6 +283,14 @@ impl Core {
                 adjusted = None;
             }
         }
+        let ids = match &self.harmony {
+            Some(harmony) => {
+                let ids = harmony_prompt(harmony, &o)?;
+                self.check_rendered(&ids)?;
+                ids
+            }
+            None => ids,
+        };
         let opts = output_options(&o);
         let skip_special = !keep_special && opts.skip_special_tokens.unwrap_or(true);
         let max_tokens = self.max_tokens(max_out, ids.len());

@@ -480,6 +480,10 @@ fn tools(v: &Value, loc: &Loc, errs: &mut Errors) {
         };
         let kind = t.get("type").and_then(Value::as_str);
         if !kind.is_some_and(|k| TOOL_TYPES.contains(&k)) {
+            // `FunctionTool` declares `name` before `type`.
+            if t.get("name").is_none() {
+                errs.push("missing", &member.field("name"), "Field required", Some(tool), None);
+            }
             read::literal_str(t.get("type").unwrap_or(&Value::Null), &["function"], &member.field("type"), errs);
             continue;
         }

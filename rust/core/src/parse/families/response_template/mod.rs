@@ -22,12 +22,10 @@ use self::template::{sorted_repr, Template};
 use crate::error::ApiError;
 use crate::model::Model;
 use crate::parse::family::{
-    Family, KeepSpecial, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory,
+    Composition, Family, KeepSpecial, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory,
 };
-use crate::parse::{
-    random_tool_call_id, ChatContext, Extracted, FunctionCall, Ids, ReasoningParser, Registry, Texts, ToolChoice,
-    ToolParser,
-};
+use crate::parse::unified::{Placeholder, Selected, UnifiedFactory, UnifiedParser};
+use crate::parse::{random_tool_call_id, ChatContext, FunctionCall, ReasoningParser, Registry, ToolChoice, ToolParser};
 use crate::wire::response::{Delta, DeltaToolCall};
 
 const THINKING: &str = "thinking";
@@ -85,7 +83,7 @@ fn raw_template(model: &Model) -> Option<&Value> {
 
 /// `validate_tokenizer_response_template`: vLLM's startup checks, with the
 /// parsers named as on the command line.
-pub fn validate(model: &Model, reasoning: Option<&str>, tool: Option<&str>) -> Result<(), String> {
+fn validate(model: &Model, reasoning: Option<&str>, tool: Option<&str>) -> Result<(), String> {
     let Some(raw) = raw_template(model) else {
         let selected: Vec<String> = [("--reasoning-parser", reasoning), ("--tool-call-parser", tool)]
             .iter()
@@ -109,7 +107,7 @@ pub fn validate(model: &Model, reasoning: Option<&str>, tool: Option<&str>) -> R
 /// `_unsupported_tool_guarantee`: the 400 for a request asking what no
 /// grammar enforces here (called only with tools and a tool choice not
 /// `"none"`).
-pub fn refuse_guarantees(strict: bool, required: bool, named: bool, parallel: bool) -> Result<(), ApiError> {
+fn refuse_guarantees(strict: bool, required: bool, named: bool, parallel: bool) -> Result<(), ApiError> {
     let (guarantee, param) = if strict {
         ("strict tools", "tools")
     } else if required {
@@ -327,9 +325,16 @@ impl Unified {
         }
         out.build()
     }
+}
 
+impl UnifiedParser for Unified {
     /// `Parser.parse`: `(reasoning, content, calls)`.
-    pub fn parse(&self, text: &str, prompt: Option<&[i64]>) -> (Option<String>, Option<String>, Vec<FunctionCall>) {
+    fn parse(
+        &mut self,
+        text: &str,
+        _: &[i64],
+        prompt: Option<&[i64]>,
+    ) -> (Option<String>, Option<String>, Vec<FunctionCall>) {
         let mut s = self.new_stream(prompt);
         let Some(d) = self.feed(&mut s, text, true) else { return (None, None, Vec::new()) };
         let calls = d
@@ -348,7 +353,7 @@ impl Unified {
     }
 
     /// `Parser.parse_delta`.
-    pub fn parse_delta(&mut self, text: &str, prompt: Option<&[i64]>, finished: bool) -> Option<Delta> {
+    fn parse_delta(&mut self, text: &str, _: &[i64], prompt: Option<&[i64]>, finished: bool) -> Option<Delta> {
         let mut s = match self.stream.take() {
             Some(s) => s,
             None => self.new_stream(prompt),
@@ -359,7 +364,7 @@ impl Unified {
     }
 
     /// `is_reasoning_end` (`_reasoning_has_ended`) on prompt ids.
-    pub fn is_reasoning_end(&self, ids: &[i64]) -> bool {
+    fn is_reasoning_end(&self, ids: &[i64]) -> bool {
         let t = &self.template;
         let Some(thinking) = t.index(THINKING) else { return true };
         if t.fields[thinking].repeats {
@@ -405,26 +410,37 @@ pub struct Factory {
     template: Arc<Template>,
 }
 
-impl Factory {
-    /// The per-request parser; `reasoning` / `tools`: which parsers were
-    /// selected, `auto`: `--enable-auto-tool-choice`.
-    pub fn unified(&self, ctx: &ChatContext, model: &Arc<Model>, reasoning: bool, tools: bool, auto: bool) -> Unified {
+impl UnifiedFactory for Factory {
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>, selected: Selected) -> Box<dyn UnifiedParser> {
         let enabled = match ctx.tool_choice {
             ToolChoice::None => false,
             ToolChoice::Required | ToolChoice::Named(_) => true,
-            ToolChoice::Auto | ToolChoice::Null => auto,
+            ToolChoice::Auto | ToolChoice::Null => selected.auto,
         };
         let thinking = ctx.template_kwargs.get("enable_thinking").is_none_or(crate::pycompat::truthy);
-        Unified {
+        Box::new(Unified {
             template: self.template.clone(),
             model: model.clone(),
-            parse_reasoning: reasoning,
-            parse_tools: tools && enabled,
+            parse_reasoning: selected.reasoning,
+            parse_tools: selected.tools && enabled,
             include_reasoning: ctx.include_reasoning,
             thinking_disabled: !thinking,
             tools: tool_params(&ctx.tools),
             stream: None,
+        })
+    }
+
+    /// The template does not mark special tokens off with spaces.
+    fn keeps_special_token_spacing(&self) -> bool {
+        false
+    }
+
+    fn check_request(&self, ctx: &ChatContext, tools_given: bool, strict: bool, named: bool) -> Result<(), ApiError> {
+        if !tools_given || ctx.tool_choice == ToolChoice::None {
+            return Ok(());
         }
+        let required = ctx.tool_choice == ToolChoice::Required;
+        refuse_guarantees(strict, required, named, ctx.parallel_tool_calls)
     }
 }
 
@@ -434,34 +450,6 @@ fn load(model: &Model) -> Result<Arc<Factory>, String> {
     Ok(Arc::new(Factory { template: Arc::new(template) }))
 }
 
-/// The split parsers stand for the unified one: `DelegatingParser` asks
-/// the factory for it (`ParserSpec::build`) and never drives these.
-struct Placeholder;
-
-impl ReasoningParser for Placeholder {
-    fn extract_reasoning(&self, text: &str, _: &ChatContext) -> (Option<String>, Option<String>) {
-        (None, Some(text.to_string()))
-    }
-    fn is_reasoning_end(&self, _: &[i64]) -> bool {
-        true
-    }
-    fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64> {
-        ids.to_vec()
-    }
-    fn extract_reasoning_streaming(&mut self, t: &Texts, _: &Ids) -> Option<Delta> {
-        Some(Delta::content(t.delta))
-    }
-}
-
-impl ToolParser for Placeholder {
-    fn extract_tool_calls(&self, text: &str, _: &ChatContext) -> Extracted {
-        Extracted { tools_called: false, calls: Vec::new(), content: Some(text.to_string()) }
-    }
-    fn extract_tool_calls_streaming(&mut self, t: &Texts, _: &Ids, _: &ChatContext) -> Option<Delta> {
-        Some(Delta::content(t.delta))
-    }
-}
-
 impl ReasoningParserFactory for Factory {
     fn create(&self, _: &ChatContext, _: &Arc<Model>) -> Box<dyn ReasoningParser> {
         Box::new(Placeholder)
@@ -469,7 +457,7 @@ impl ReasoningParserFactory for Factory {
     fn keep_special_tokens(&self) -> bool {
         true
     }
-    fn response_template(&self) -> Option<&Factory> {
+    fn unified(&self) -> Option<&dyn UnifiedFactory> {
         Some(self)
     }
 }
@@ -486,7 +474,7 @@ impl ToolParserFactory for Factory {
     fn native_forced_choices(&self) -> bool {
         true
     }
-    fn response_template(&self) -> Option<&Factory> {
+    fn unified(&self) -> Option<&dyn UnifiedFactory> {
         Some(self)
     }
 }
@@ -494,7 +482,10 @@ impl ToolParserFactory for Factory {
 static REASONING: ReasoningFamily = Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m)?) };
 static TOOL: ToolFamily = Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m)?) };
 
+static COMPOSITION: Composition = Composition { names: &NAMES, model_type: None, validate };
+
 pub(super) fn register(registry: &mut Registry) {
+    registry.composition(&COMPOSITION);
     registry.reasoning_family(&REASONING);
     registry.tool_family(&TOOL);
 }
