@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -20,6 +21,11 @@ from derender.config import ServerConfig
 
 HERE = Path(__file__).parent
 REFERENCE = HERE / "reference"
+# Harmony's system message carries the date: the recordings pin it
+# (configs.json's env), and so do the tests.
+for _config in json.loads((REFERENCE / "configs.json").read_text()).values():
+    if "VLLM_SYSTEM_START_DATE" in _config.get("env", {}):
+        os.environ["VLLM_SYSTEM_START_DATE"] = _config["env"]["VLLM_SYSTEM_START_DATE"]
 # Model dirs of reference/configs.json that the repository carries: the
 # bundled Qwen3 and each fixture under tests/models.
 MODEL_DIRS = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from calls import (
     CHAT,
     CMPL,
@@ -623,3 +624,59 @@ def test_hy_v4_responses_render_with_tools_is_the_chat_render():
         assert (
             tags[0] is not None and "<tool_calls:opensource>" in tags[0]["structural_tag"]
         ) == forced
+
+
+def test_harmony_parsers_need_a_gpt_oss_model(monkeypatch):
+    """vLLM's `openai` / `openai_gptoss` stubs fail every derender on another
+    model: derender refuses them at startup. A gpt-oss model takes no other
+    parser (vLLM refuses it too, naming the parser's class). Harmony's
+    instructions in the system message are not built: refused when set."""
+    with pytest.raises(Exception, match="Harmony parsing needs a gpt_oss model"):
+        parser_core("models/qwen3", "qwen3", reasoning_parser="openai_gptoss")
+    with pytest.raises(
+        Exception, match="Harmony requires GptOssToolParser, got --tool-call-parser hermes"
+    ):
+        parser_core("models/gpt_oss", "gpt-oss", tool_call_parser="hermes")
+    with pytest.raises(Exception, match="Harmony requires GptOssReasoningParser"):
+        parser_core(
+            "models/gpt_oss", "gpt-oss", reasoning_parser="qwen3", tool_call_parser="openai"
+        )
+    monkeypatch.setenv("VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS", "1")
+    with pytest.raises(Exception, match="VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS"):
+        parser_core("models/gpt_oss", "gpt-oss", reasoning_parser="openai_gptoss")
+    monkeypatch.setenv("VLLM_GPT_OSS_HARMONY_SYSTEM_INSTRUCTIONS", "0")
+    parser_core("models/gpt_oss", "gpt-oss", reasoning_parser="openai_gptoss")
+
+
+def test_harmony_streams_hold_no_stop_token():
+    """A `<|call|>` ending a chunk without a finish reason reaches the
+    Harmony parser at once (vLLM's chunks), and a token-less finishing chunk
+    keeps the engine's `stop_reason`."""
+    core = parser_core(
+        "models/gpt_oss", "gpt-oss", reasoning_parser="openai_gptoss", tool_call_parser="openai"
+    )
+    tools = [{"type": "function", "function": {"name": "now", "parameters": {"type": "object"}}}]
+    request = {
+        "model": "gpt-oss",
+        "messages": [{"role": "user", "content": "time?"}],
+        "tools": tools,
+    }
+    head = core.encode(" to=functions.now<|channel|>commentary json<|message|>{}")
+    call = core.encode("<|call|>")
+    assert len(call) == 1
+    state, chunks = None, []
+    for ids, finish in ((head, None), (call, None), ([], "stop")):
+        choice = {"index": 0, "token_ids": ids, "finish_reason": finish}
+        body = {
+            "stream": True,
+            "generate_chunk": {"request_id": "s", "choices": [choice]},
+            "stream_state": state,
+            "prompt_token_ids": [1],
+            "chat_request": request,
+        }
+        status, out = post(core, CHAT, body)
+        assert status == 200, out
+        state, chunks = out["stream_state"], [*chunks, out["chunk"]["choices"][0]]
+    assert chunks[0]["delta"]["tool_calls"][0]["function"] == {"name": "now", "arguments": "{}"}
+    assert chunks[2]["finish_reason"] == "tool_calls"
+    assert chunks[2]["stop_reason"] is None

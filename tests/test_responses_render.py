@@ -39,6 +39,7 @@ UNION_ERRORS = {
     "input_item_function_call_missing_args",
     "input_part_bad_type",
     "text_format_bad",
+    "h_builtin_container",
 }
 
 
