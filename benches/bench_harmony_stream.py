@@ -1,0 +1,460 @@
+"""A gpt-oss (Harmony) parser stream, one id per call: derender vs live vLLM 0.33.0 (issue 20).
+
+    PYTHONPATH=<derender build> python3 benches/bench_harmony_stream.py          # full run
+    PYTHONPATH=<derender build> python3 benches/bench_harmony_stream.py --tokens 300 --repeats 2
+    python3 benches/bench_harmony_stream.py --json out.json --vllm-cap-seconds 240
+
+The method of bench_stream_state.py (whose helpers this imports), on the gpt-oss fixture
+(tests/models/gpt_oss, the real o200k_harmony vocabulary) with `--reasoning-parser openai_gptoss
+--tool-call-parser openai --enable-auto-tool-choice` and `VLLM_SYSTEM_START_DATE=2026-01-15`:
+
+- Prompt: one user message of seeded corpus text, rendered by `/v1/chat/completions/render`
+  (Harmony: a system and a user message, then `<|start|>assistant`), cut to 1991 prompt ids.
+- Output: `<|channel|>analysis<|message|>` + seeded reasoning (~60 % of the ids) +
+  `<|end|><|start|>assistant<|channel|>final<|message|>` + a seeded answer, encoded with the
+  model's tokenizer and cut to exactly --tokens ids (4096); the last chunk carries
+  `finish_reason: "length"`.
+- One `POST /v1/chat/completions/derender` per id (`stream: true`), the full `prompt_token_ids`
+  and the same `chat_request` on every call, the `stream_state` of each answer sent with the
+  next call, on one keep-alive `http.client` connection. Point latency at 16 / 256 / 1024 / 4096:
+  the call delivering id #p re-sent --repeats times with the state returned for #p-1; median.
+
+In one run, side by side, with the same client:
+  1. `derender serve` (this interpreter's derender, default compact states);
+  2. `derender serve --stream-state-mode replay` (vLLM's history format), capped by
+     --replay-cap-seconds;
+  3. live vLLM 0.33.0 (`vllm launch render`, VLLM_TARGET_DEVICE=cpu, the same flags) on a temp
+     copy of the fixture (tokenizer.json unpacked, TIKTOKEN_ENCODINGS_BASE at an unpacked
+     o200k_base.tiktoken), its own `stream_state` echoed back. Its per-call cost grows with the
+     position: the stream is capped by --vllm-cap-seconds and the whole-stream time past the cap
+     is extrapolated with bench_stream_state.py's least-squares line over the measured calls.
+     Point latencies past the cap use a state built as vLLM builds it (checked equal to every
+     real state the stream returned).
+
+Every uncapped derender stream is checked to assemble (reasoning, content, finish reason) to
+derender's batch answer for the same ids; vLLM's batch answer and render are checked equal to
+derender's. Only 127.0.0.1 is used; the servers are stopped at the end (vLLM's process group).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+os.environ["VLLM_SYSTEM_START_DATE"] = "2026-01-15"  # the pinned Harmony date, before derender
+
+sys.path.insert(0, str(Path(__file__).parent))
+import bench_stream_state as bss  # noqa: E402
+from bench_stream_state import (  # noqa: E402
+    CHAT,
+    HOST,
+    RENDER,
+    HttpClient,
+    Inputs,
+    Server,
+    Stream,
+    cut_to_tokens,
+    environment,
+    extrapolate,
+    fmt,
+    free_port,
+    health,
+    parse_ports,
+    point_latencies,
+    post_core,
+    ratio,
+    replay_state,
+    run_stream,
+    seeded_text,
+    table,
+)
+
+import derender  # noqa: E402
+from derender import Derenderer  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL_DIR = ROOT / "tests" / "models" / "gpt_oss"
+MODEL = "gpt-oss"
+bss.MODEL = MODEL  # chunk_body (used by run_stream / point_latencies) names the served model
+PARSER_FLAGS = ["--reasoning-parser", "openai_gptoss", "--tool-call-parser", "openai"]
+PARSER_FLAGS += ["--enable-auto-tool-choice"]
+VLLM = Path("/work/vllm-venv/bin/vllm")
+POINTS = (16, 256, 1024, 4096)
+PROMPT_TOKENS = 1991
+FULL_TOKENS = 4096
+REASONING_SHARE = 2460 / 4096
+ANALYSIS = "<|channel|>analysis<|message|>"
+TO_FINAL = "<|end|><|start|>assistant<|channel|>final<|message|>"
+STARTUP_TIMEOUT = 60.0
+VLLM_STARTUP_TIMEOUT = 240.0
+
+Json = dict[str, Any]
+
+
+# --- inputs ---------------------------------------------------------------------------------
+
+
+def build_inputs(core: Derenderer, tokens: int, seed: int) -> Inputs:
+    """The chat request, its rendered prompt and the Harmony output ids, all seeded."""
+    rng = random.Random(seed)
+
+    def request_for(content: str) -> Json:
+        messages = [{"role": "user", "content": content}]
+        return {"model": MODEL, "messages": messages, "max_tokens": tokens, "stream": True}
+
+    def prompt_len(content: str) -> int:
+        return len(post_core(core, RENDER, request_for(content))["token_ids"])
+
+    content = cut_to_tokens(seeded_text(rng, 8 * PROMPT_TOKENS), prompt_len, PROMPT_TOKENS)
+    chat_request = request_for(content)
+    prompt: list[int] = post_core(core, RENDER, chat_request)["token_ids"]
+
+    reasoning_target = math.ceil(tokens * REASONING_SHARE)
+    reasoning = cut_to_tokens(
+        seeded_text(rng, 8 * reasoning_target), lambda t: len(core.encode(t)), reasoning_target
+    )
+    answer = seeded_text(rng, 8 * tokens)
+    ids = core.encode(ANALYSIS + reasoning + TO_FINAL + answer)[:tokens]
+    if len(ids) != tokens:
+        raise SystemExit(f"the output text gave {len(ids)} ids, not {tokens}")
+    marker = core.encode(TO_FINAL)
+    final_at = next(
+        (i + len(marker) for i in range(len(ids)) if ids[i : i + len(marker)] == marker), None
+    )
+    batch = batch_answer(core.handle, chat_request, prompt, ids)
+    return Inputs(chat_request, prompt, ids, final_at, batch)
+
+
+def batch_body(chat_request: Json, prompt: list[int], ids: list[int]) -> Json:
+    choice = {"index": 0, "finish_reason": "length", "token_ids": ids}
+    return {
+        "model": MODEL,
+        "generate_response": {"request_id": "bench-batch", "choices": [choice]},
+        "prompt_token_ids": prompt,
+        "chat_request": chat_request,
+    }
+
+
+def batch_answer(send: Any, chat_request: Json, prompt: list[int], ids: list[int]) -> Json:
+    """reasoning, content and finish reason of a batch derender of `ids` via `send`."""
+    data = json.dumps(batch_body(chat_request, prompt, ids), ensure_ascii=False).encode()
+    status, out = send(CHAT, data)
+    if status != 200:
+        raise SystemExit(f"batch derender answered {status}: {out[:500]!r}")
+    choice = json.loads(out)["choices"][0]
+    return {
+        "reasoning": choice["message"].get("reasoning") or "",
+        "content": choice["message"].get("content") or "",
+        "finish": choice["finish_reason"],
+    }
+
+
+# --- servers --------------------------------------------------------------------------------
+
+
+@contextmanager
+def spawned(
+    cmd: list[str], env: dict[str, str], port: int, timeout: float, label: str
+) -> Iterator[Server]:
+    """A server in its own process group, waited for on /health; the group is stopped on
+    exit (SIGTERM, then SIGKILL after 20 s)."""
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            cmd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            deadline = time.monotonic() + timeout
+            while not health(port):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    tail = log.read()[-3000:].decode(errors="replace")
+                    raise SystemExit(f"{label} on port {port} did not start: {tail}")
+                time.sleep(0.25)
+            yield Server(port, proc.pid)
+        finally:
+            for sig, wait in ((signal.SIGTERM, 20), (signal.SIGKILL, 10)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(timeout=wait)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+
+
+def derender_serve(extra: list[str], ports: range | None) -> Any:
+    """`python -m derender.cli serve` of this interpreter's derender (PYTHONPATH passed on)."""
+    port = free_port(ports)
+    cmd = [sys.executable, "-m", "derender.cli", "serve", str(MODEL_DIR)]
+    cmd += ["--host", HOST, "--port", str(port), "--served-model-name", MODEL]
+    cmd += PARSER_FLAGS + extra
+    env = {k: v for k, v in os.environ.items() if k != "DERENDER_STREAM_STATE_SECRET"}
+    package_root = str(Path(derender.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
+    return spawned(cmd, env, port, STARTUP_TIMEOUT, "derender serve")
+
+
+@contextmanager
+def vllm_serve(vllm: Path, ports: range | None) -> Iterator[Server]:
+    """`vllm launch render` on a temp copy of the fixture, as tests/models/gpt_oss/README.md
+    says: tokenizer.json unpacked, o200k_base.tiktoken unpacked under TIKTOKEN_ENCODINGS_BASE."""
+    with tempfile.TemporaryDirectory(prefix="harmony-vllm-") as tmp:
+        model = Path(tmp) / "model"
+        shutil.copytree(MODEL_DIR, model)
+        with (
+            gzip.open(model / "tokenizer.json.gz") as src,
+            open(model / "tokenizer.json", "wb") as dst,
+        ):
+            shutil.copyfileobj(src, dst)
+        (model / "tokenizer.json.gz").unlink()
+        enc = Path(tmp) / "enc"
+        enc.mkdir()
+        with gzip.open(model / "o200k_base.tiktoken.gz") as src:
+            (enc / "o200k_base.tiktoken").write_bytes(src.read())
+        port = free_port(ports)
+        cmd = [str(vllm), "launch", "render", str(model), "--host", HOST, "--port", str(port)]
+        cmd += ["--served-model-name", MODEL, *PARSER_FLAGS]
+        env = dict(os.environ)
+        env.pop("PYTHONPATH", None)
+        env.update(
+            TIKTOKEN_ENCODINGS_BASE=str(enc),
+            VLLM_SYSTEM_START_DATE="2026-01-15",
+            VLLM_TARGET_DEVICE="cpu",
+        )
+        with spawned(cmd, env, port, VLLM_STARTUP_TIMEOUT, "vllm launch render") as server:
+            yield server
+
+
+def check_render(client: HttpClient, inputs: Inputs, label: str) -> None:
+    status, out = client.send(RENDER, json.dumps(inputs.chat_request).encode())
+    if status != 200 or json.loads(out)["token_ids"] != inputs.prompt:
+        raise SystemExit(f"{label}'s render differs from the in-process render")
+
+
+def synthesize(name: str, inputs: Inputs, states: dict[int, Any], points: list[int]) -> list[int]:
+    """Fill the point states a capped history-format stream did not reach with states built
+    as the replay path builds them, after checking that construction on every real one."""
+    for p, state in states.items():
+        if state != replay_state(inputs, p):
+            raise SystemExit(f"{name}: the synthesized state for #{p} differs from the real one")
+    missing = [p for p in points if p not in states]
+    states.update({p: replay_state(inputs, p) for p in missing})
+    return missing
+
+
+# --- report ---------------------------------------------------------------------------------
+
+RUNS = [
+    ("compact", "derender compact"),
+    ("replay", "derender replay"),
+    ("vllm", "vLLM 0.33.0 (live)"),
+]
+
+
+def report(res: Json) -> str:
+    n = res["inputs"]["output_ids"]
+    lat: dict[str, dict[int, float]] = res["latency_ms"]
+    runs: dict[str, Json] = res["streams"]
+    shown = [(k, label) for k, label in RUNS if k in runs]
+    points = sorted({p for d in lat.values() for p in d})
+    out = [f"Point latency, ms (median of {res['repeats']}; the call delivering id #p):"]
+    rows = []
+    for p in points:
+        cells = [fmt(lat[k].get(p), 3) for k, _ in shown]
+        rows.append([str(p), *cells, ratio(lat["vllm"].get(p), lat["compact"].get(p))])
+    first, last = points[0], points[-1]
+    growth = [ratio(lat[k].get(last), lat[k].get(first)) for k, _ in shown]
+    rows.append([f"@{last} / @{first}", *growth, ""])
+    out.append(table(["p", *(label for _, label in shown), "vLLM / compact"], rows))
+    target = lat["compact"][last] / lat["compact"][first]
+    verdict = "met" if target <= 1.2 else "NOT met"
+    out.append(f"derender compact @{last} / @{first} = {target:.2f} (target <= 1.2: {verdict})")
+    synth = res["points_with_synthesized_state"]
+    for key, label in shown:
+        if synth.get(key):
+            out.append(f"{label}: points {synth[key]} past its stream's cap, synthesized state")
+
+    out.append("")
+    out.append(f"Whole stream, {n} calls of one id:")
+    rows = []
+    for key, label in shown:
+        run = runs[key]
+        fit = run["fit"]
+        note = (
+            "measured"
+            if fit is None
+            else f"extrapolated (least squares): {run['calls']} calls in {run['elapsed']:.1f} s"
+        )
+        req = fit["request_bytes_total"] if fit else run["request_total"]
+        resp = fit["response_bytes_total"] if fit else run["response_total"]
+        rows.append(
+            [
+                label,
+                fmt(run["total_seconds"], 2),
+                fmt(run["server_cpu"], 2),
+                fmt(req / 1e6, 1),
+                fmt(resp / 1e6, 1),
+                fmt(run["max_response_state"] / 1e3, 1),
+                {True: "yes", False: "NO", None: "-"}[run["matches_batch"]],
+                note,
+            ]
+        )
+    headers = ["stream", "wall s", "server CPU s", "request MB", "response MB", "max state KB"]
+    out.append(table([*headers, "= batch", "note"], rows))
+    c, v = runs["compact"]["total_seconds"], runs["vllm"]["total_seconds"]
+    line = f"derender compact / vLLM whole stream: {c / v:.4f} (vLLM {ratio(v, c)} slower)"
+    if "replay" in runs:
+        line += f"; derender replay / vLLM: {runs['replay']['total_seconds'] / v:.4f}"
+    out.append(line)
+    i = res["inputs"]
+    out.append(
+        f"Inputs: prompt {i['prompt_token_ids']} ids, chat_request {i['chat_request_json_bytes']:,}"
+        f" B, {n} output ids, final channel from #{i['think_end_position']}; vLLM batch = "
+        f"derender batch: {res['vllm_batch_matches']}."
+    )
+    return "\n".join(out)
+
+
+# --- main -----------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--tokens", type=int, default=FULL_TOKENS, help="output ids per stream")
+    parser.add_argument("--repeats", type=int, default=5, help="calls per point latency")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--ports", default=None, help="LO-HI: spawn the servers on ports here")
+    parser.add_argument("--vllm", type=Path, default=VLLM, help="the vllm 0.33.0 executable")
+    parser.add_argument("--cap-seconds", type=float, default=300.0, help="compact stream cap")
+    parser.add_argument(
+        "--replay-cap-seconds", type=float, default=120.0, help="derender replay stream cap"
+    )
+    parser.add_argument(
+        "--vllm-cap-seconds",
+        type=float,
+        default=240.0,
+        help="vLLM stream cap; its whole-stream time is extrapolated past it",
+    )
+    parser.add_argument("--no-replay", action="store_true", help="skip derender replay mode")
+    args = parser.parse_args()
+    if not 16 <= args.tokens <= 16_384 or not 1 <= args.repeats <= 50:
+        parser.error("need 16 <= --tokens <= 16384 and 1 <= --repeats <= 50")
+    caps = (args.cap_seconds, args.replay_cap_seconds, args.vllm_cap_seconds)
+    if not all(0 < c <= 3600 for c in caps):
+        parser.error("caps must be within (0, 3600] seconds")
+    ports = parse_ports(args.ports)
+
+    env = environment()
+    env["derender"] = derender.__file__
+    env["uptime_start"] = uptime()
+    print(f"{env['started']}  commit {env['commit']}  native built {env['native_built']}")
+    print(f"derender from {env['derender']}; {env['uptime_start']}")
+    core = Derenderer(
+        str(MODEL_DIR),
+        served_model_names=[MODEL],
+        reasoning_parser="openai_gptoss",
+        tool_call_parser="openai",
+        enable_auto_tool_choice=True,
+    )
+    inputs = build_inputs(core, args.tokens, args.seed)
+    n = len(inputs.ids)
+    points = sorted({p for p in POINTS if p <= n} | {n})
+    keep = set(points)
+    print(json.dumps(inputs.describe()), flush=True)
+
+    streams: dict[str, Stream] = {}
+    latency: dict[str, dict[int, float]] = {}
+    synthesized: dict[str, list[int]] = {}
+
+    def done(key: str, run: Stream) -> None:
+        streams[key] = run
+        cap = "  (cap hit)" if run.capped else ""
+        check = {True: "= batch", False: "DIFFERS from batch", None: "unchecked"}
+        print(
+            f"  {run.name}: {run.calls} calls, {run.elapsed:.2f} s{cap}, "
+            f"{check[run.matches_batch]}",
+            flush=True,
+        )
+
+    modes = [("compact", [], args.cap_seconds)]
+    if not args.no_replay:
+        modes.append(("replay", ["--stream-state-mode", "replay"], args.replay_cap_seconds))
+    for key, extra, cap in modes:
+        with derender_serve(extra, ports) as server:
+            print(f"derender {key} server on port {server.port} ...", flush=True)
+            client = HttpClient(server.port)
+            check_render(client, inputs, "derender serve")
+            run, states = run_stream(f"derender_{key}", client, inputs, True, cap, keep, server)
+            done(key, run)
+            if key == "replay":
+                synthesized[key] = synthesize(key, inputs, states, points)
+            latency[key] = point_latencies(
+                client, inputs, states, points, args.repeats, True, sizes=run.sizes
+            )
+            client.close()
+
+    with vllm_serve(args.vllm, ports) as server:
+        print(f"vLLM server (pid {server.pid}) on port {server.port} ...", flush=True)
+        client = HttpClient(server.port)
+        check_render(client, inputs, "vLLM")
+        vllm_batch = batch_answer(client.send, inputs.chat_request, inputs.prompt, inputs.ids)
+        vllm_batch_matches = vllm_batch == inputs.batch
+        print(f"  vLLM batch = derender batch: {vllm_batch_matches}", flush=True)
+        run, states = run_stream("vllm", client, inputs, True, args.vllm_cap_seconds, keep, server)
+        done("vllm", run)
+        synthesized["vllm"] = synthesize("vllm", inputs, states, points)
+        latency["vllm"] = point_latencies(
+            client, inputs, states, points, args.repeats, True, sizes=run.sizes
+        )
+        client.close()
+
+    env["loadavg_end"] = os.getloadavg()
+    env["uptime_end"] = uptime()
+    res: Json = {
+        "environment": env,
+        "repeats": args.repeats,
+        "seed": args.seed,
+        "inputs": inputs.describe(),
+        "latency_ms": latency,
+        "points_with_synthesized_state": synthesized,
+        "streams": {k: v.summary() for k, v in streams.items()},
+        "vllm_batch_matches": vllm_batch_matches,
+        "extrapolation": extrapolate.__doc__,
+    }
+    print()
+    print(report(res))
+    print(f"uptime: start {env['uptime_start']}; end {env['uptime_end']}")
+    if args.json:
+        args.json.write_text(json.dumps(res, indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {args.json}")
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(
+            ["uptime"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        return f"load average: {load}"
+
+
+if __name__ == "__main__":
+    main()
