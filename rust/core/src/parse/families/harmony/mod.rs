@@ -128,12 +128,15 @@ impl Harmony {
                 }
             };
             content.push_str(&delta);
-            if ended.is_some() {
+            let current = stream.machine.current();
+            // The recovered text is only read when the output ends inside a
+            // header: inside a message the ids are dead weight (a stream's
+            // state stays small however long the message).
+            if ended.is_some() || current.is_some() {
                 stream.recovery.clear();
             } else {
                 stream.recovery.push(id);
             }
-            let current = stream.machine.current();
             pieces.push(Piece {
                 channel: current.and_then(|h| h.channel.clone()),
                 recipient: normalize(current.and_then(|h| h.recipient.as_deref())),
