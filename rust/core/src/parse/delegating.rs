@@ -550,7 +550,8 @@ impl DelegatingParser {
             (None, Some(r)) => part(r.snapshot())??,
             (None, None) => Value::Null,
         };
-        let tool = match self.tool.as_mut() {
+        // A unified parser's state is the whole parser's: the slots' placeholders have none.
+        let tool = match self.tool.as_mut().filter(|_| self.unified.is_none()) {
             Some(t) => part(t.snapshot())??,
             None => Value::Null,
         };
