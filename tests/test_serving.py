@@ -342,3 +342,19 @@ def test_startup_says_what_is_served_where():
     assert "parsers: reasoning qwen3, tools hermes, chat template: the model's" in line
     assert str(DEFAULT_MODEL_DIR) in line and "loaded in" in line
     assert done.returncode != 0
+
+
+def test_startup_names_harmony_for_a_gpt_oss_model():
+    """A gpt_oss model is rendered through Harmony: the startup line says so
+    rather than naming a chat template it never reads."""
+    from conftest import MODEL_DIRS
+
+    from derender import Derenderer
+    from derender.cli import _startup_line
+
+    model = str(MODEL_DIRS["models/gpt_oss"])
+    args = build_parser().parse_args(["serve", model, "--reasoning-parser", "openai_gptoss"])
+    config = config_from_args(args)
+    core = Derenderer(config.model, **config.core_kwargs())
+    line = _startup_line(args, config, core, 1.0)
+    assert "parsers: reasoning openai_gptoss, chat template: Harmony (gpt_oss" in line

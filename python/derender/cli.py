@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import atexit
+import json
 import os
 import shutil
 import socket
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from derender import vllm_args
@@ -466,6 +468,15 @@ def _check_tokenizer(args: argparse.Namespace, model: str, model_dir: str) -> No
             )
 
 
+def _model_type(model_dir: str) -> str | None:
+    """`config.json`'s `model_type` (what picks Harmony), if readable."""
+    try:
+        config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return config.get("model_type") if isinstance(config, dict) else None
+
+
 def _startup_line(
     args: argparse.Namespace, config: ServerConfig, core: Derenderer, secs: float
 ) -> str:
@@ -475,6 +486,8 @@ def _startup_line(
     template = "the model's"
     if args.chat_template:
         template = f"--chat-template {args.chat_template!r:.60}"
+    if _model_type(core.model_path) == "gpt_oss":
+        template = "Harmony (gpt_oss; no chat template is read)"
     host = f"[{args.host}]" if ":" in args.host else args.host
     scheme = "https" if args.ssl_certfile else "http"
     where = f"unix:{args.uds}" if args.uds else f"{scheme}://{host}:{args.port}"
