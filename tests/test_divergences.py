@@ -680,3 +680,19 @@ def test_harmony_streams_hold_no_stop_token():
     assert chunks[0]["delta"]["tool_calls"][0]["function"] == {"name": "now", "arguments": "{}"}
     assert chunks[2]["finish_reason"] == "tool_calls"
     assert chunks[2]["stop_reason"] is None
+
+
+def test_harmony_responses_refuse_previous_input_messages():
+    """vLLM's Harmony Responses branch puts `previous_input_messages` before
+    the input; derender does not build that yet and says so instead of
+    rendering without them."""
+    core = parser_core("models/gpt_oss", "gpt-oss", reasoning_parser="openai_gptoss")
+    body = {
+        "model": "gpt-oss",
+        "input": "And tomorrow?",
+        "previous_input_messages": [{"role": "user", "content": "Weather in Oslo?"}],
+    }
+    status, out = post(core, "/v1/responses/render", body)
+    assert (status, out["error"]["param"]) == (400, "previous_input_messages")
+    status, out = post(core, "/v1/responses/render", {**body, "previous_input_messages": []})
+    assert status == 200 and out["token_ids"][-2:] == core.encode("<|start|>assistant")

@@ -165,6 +165,14 @@ fn sampling_json(o: &Obj, mut sampling: Map<String, Value>) -> Map<String, Value
 /// `_render_responses_with_harmony`: the preamble (custom tools only when
 /// the request has some), then the input items.
 fn harmony_prompt(harmony: &Harmony, o: &Obj) -> Result<Vec<u32>, ApiError> {
+    // vLLM's Harmony branch prepends these (chat- or Harmony-shaped); not
+    // built here, so refused rather than dropped.
+    if o.get("previous_input_messages").and_then(Value::as_array).is_some_and(|m| !m.is_empty()) {
+        return Err(ApiError::invalid_param(
+            "previous_input_messages is not supported by derender's Harmony render yet (parameter=previous_input_messages)",
+            "previous_input_messages",
+        ));
+    }
     let tools = o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
     let given = o.get("instructions").filter(|i| !i.is_null());
     let input = o.get("input").unwrap_or(&Value::Null);
