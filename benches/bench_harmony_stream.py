@@ -92,7 +92,8 @@ MODEL = "gpt-oss"
 bss.MODEL = MODEL  # chunk_body (used by run_stream / point_latencies) names the served model
 PARSER_FLAGS = ["--reasoning-parser", "openai_gptoss", "--tool-call-parser", "openai"]
 PARSER_FLAGS += ["--enable-auto-tool-choice"]
-VLLM = Path("/work/vllm-venv/bin/vllm")
+# vLLM 0.33.0 lives in a private venv, never in derender's dependencies: name its `vllm`.
+VLLM = Path(os.environ.get("DERENDER_BENCH_VLLM", "vllm"))
 POINTS = (16, 256, 1024, 4096)
 PROMPT_TOKENS = 1991
 FULL_TOKENS = 4096
@@ -341,7 +342,12 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     parser.add_argument("--ports", default=None, help="LO-HI: spawn the servers on ports here")
-    parser.add_argument("--vllm", type=Path, default=VLLM, help="the vllm 0.33.0 executable")
+    parser.add_argument(
+        "--vllm",
+        type=Path,
+        default=VLLM,
+        help="the vllm 0.33.0 executable (default: $DERENDER_BENCH_VLLM, else vllm on PATH)",
+    )
     parser.add_argument("--cap-seconds", type=float, default=300.0, help="compact stream cap")
     parser.add_argument(
         "--replay-cap-seconds", type=float, default=120.0, help="derender replay stream cap"

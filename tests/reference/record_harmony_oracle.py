@@ -26,7 +26,7 @@ from o200k_base.tiktoken unpacked from the fixture (TIKTOKEN_ENCODINGS_BASE;
 oss-harmony 0.0.11 also loads without it, but an explicit file keeps the run
 offline and pinned).
 
-    /work/vllm-venv/bin/python tests/reference/record_harmony_oracle.py
+    <venv with vllm==0.33.0>/bin/python tests/reference/record_harmony_oracle.py
 
 writes tests/reference/harmony_oracle.jsonl.gz: a header line (versions,
 request, prompt ids) then one line per sequence. Recorded with vLLM 0.33.0,
