@@ -8,6 +8,9 @@ Compared, one id at a time unless noted:
                     each answer, as an in-process caller must do)
   native_stream, 16 ids per call   the same with 16 ids per call (scale reference)
   native_batch      derender core, one batch call with all ids (generate_responses)
+  native_detokenizer  derender.IncrementalDetokenizer.step (the typed in-process API)
+  native_stream_parser  derender.StreamParser.push, 1 id per call, on a qwen3 + hermes core
+                    (reasoning and tool-call parsing on top of the detokenization)
   hf_decode_stream  tokenizers.decoders.DecodeStream.step
   py_vllm           pure-Python vLLM detokenize_incrementally with the bounded window
   hf_batch_decode   Tokenizer.decode(ids), one call (reference point for native_batch)
@@ -26,7 +29,7 @@ from corpus import TEXT
 from tokenizers import Tokenizer
 from tokenizers.decoders import DecodeStream
 
-from derender import DEFAULT_MODEL_DIR, Derenderer
+from derender import DEFAULT_MODEL_DIR, Derenderer, IncrementalDetokenizer, StreamParser
 
 CMPL = "/v1/completions/derender"
 REQUEST = {"prompt": "hi", "skip_special_tokens": True}
@@ -36,6 +39,17 @@ FFFD = "\ufffd"
 @pytest.fixture(scope="module")
 def core() -> Derenderer:
     return Derenderer(str(DEFAULT_MODEL_DIR), served_model_names=["qwen3"])
+
+
+@pytest.fixture(scope="module")
+def parser_core() -> Derenderer:
+    return Derenderer(
+        str(DEFAULT_MODEL_DIR),
+        served_model_names=["qwen3"],
+        reasoning_parser="qwen3",
+        tool_call_parser="hermes",
+        enable_auto_tool_choice=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +65,7 @@ def ids(core: Derenderer, tok: Tokenizer) -> list[int]:
     assert 900 <= len(ids) <= 1200
     assert native_batch(core, ids) == TEXT
     assert native_stream(core, ids) == TEXT
+    assert native_detokenizer(core, ids) == TEXT
     assert hf_decode_stream(tok, ids) == TEXT
     assert py_vllm(tok, ids) == TEXT
     assert hf_batch_decode(tok, ids) == TEXT
@@ -97,6 +112,24 @@ def native_batch(core: Derenderer, ids: list[int]) -> str:
     status, out = core.handle(CMPL, json.dumps(body).encode())
     assert status == 200, out
     return json.loads(out)["choices"][0]["text"]
+
+
+def native_detokenizer(core: Derenderer, ids: list[int]) -> str:
+    detok = IncrementalDetokenizer(core)
+    step = detok.step
+    return "".join([step(tid) for tid in ids])
+
+
+CHAT_REQUEST = {"model": "qwen3", "messages": [{"role": "user", "content": "hi"}]}
+# A prompt whose template left no reasoning open: the output is plain content.
+PROMPT = [151644, 872, 198, 6023, 151645, 198, 151644, 77091, 198]
+
+
+def native_stream_parser(core: Derenderer, ids: list[int]) -> str:
+    parser = StreamParser(core, CHAT_REQUEST, PROMPT)
+    push = parser.push
+    parts = [push([tid])["delta"] for tid in ids]
+    return "".join((d.get("content") or "") + (d.get("reasoning") or "") for d in parts)
 
 
 # --- b. HF tokenizers DecodeStream ---------------------------------------------------------
@@ -175,6 +208,15 @@ def test_native_stream_16_per_call(benchmark, results, core: Derenderer, ids: li
     """Not one of the compared methods: the same stream with 16 ids per call, for scale."""
     fn = partial(native_stream, core, ids, per_call=16)
     run(benchmark, results, "native_stream, 16 ids per call", fn, len(ids))
+
+
+def test_native_detokenizer(benchmark, results, core: Derenderer, ids: list[int]) -> None:
+    run(benchmark, results, "native_detokenizer", lambda: native_detokenizer(core, ids), len(ids))
+
+
+def test_native_stream_parser(benchmark, results, parser_core: Derenderer, ids: list[int]) -> None:
+    fn = partial(native_stream_parser, parser_core, ids)
+    run(benchmark, results, "native_stream_parser", fn, len(ids))
 
 
 def test_native_batch(benchmark, results, core: Derenderer, ids: list[int]) -> None:

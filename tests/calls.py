@@ -6,9 +6,13 @@ test module."""
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
+from conftest import MODEL_DIRS, REFERENCE
+
 from derender import Derenderer
+from derender.cli import build_parser, config_from_args
 
 CHAT = "/v1/chat/completions/derender"
 CMPL = "/v1/completions/derender"
@@ -17,6 +21,16 @@ IM_END = 151645
 # The compact stream state's format: the one the core's recorded layout is for.
 _LAYOUT = Path(__file__).resolve().parent.parent / "rust/core/tests/data/state_layout.json"
 STATE_FORMAT: str = json.loads(_LAYOUT.read_text(encoding="utf-8"))["format"]
+
+
+@cache
+def config_core(config: str) -> Derenderer:
+    """The core `derender serve` builds for a config of tests/reference/configs.json."""
+    c = json.loads((REFERENCE / "configs.json").read_text())[config]
+    model = str(MODEL_DIRS[c["model"]])
+    argv = ["serve", model, "--served-model-name", c["served_model_name"], *c["flags"]]
+    server = config_from_args(build_parser().parse_args(argv))
+    return Derenderer(server.model, **server.core_kwargs())
 
 
 def post(core: Derenderer, path: str, body: dict) -> tuple[int, dict]:

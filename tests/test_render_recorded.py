@@ -7,16 +7,13 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MODEL_DIRS, REFERENCE
+from calls import config_core
+from conftest import REFERENCE
 from families import PENDING_CONFIGS
-
-from derender import Derenderer
-from derender.cli import build_parser, config_from_args
 
 RECORDED = REFERENCE / "render_recorded"
 CONFIGS = json.loads((REFERENCE / "configs.json").read_text())
@@ -27,22 +24,6 @@ FILES = sorted(
 )
 # vLLM's random request id when the request names none.
 RANDOM_ID = re.compile(r"^(chatcmpl|cmpl)-[0-9a-f]{16}(-\d+)?$")
-
-
-@cache
-def core_for(config: str) -> Derenderer:
-    c = CONFIGS[config]
-    args = build_parser().parse_args(
-        [
-            "serve",
-            str(MODEL_DIRS[c["model"]]),
-            "--served-model-name",
-            c["served_model_name"],
-            *c["flags"],
-        ]
-    )
-    server = config_from_args(args)
-    return Derenderer(server.model, **server.core_kwargs())
 
 
 def without_random_ids(answer: Any, body: dict[str, Any]) -> Any:
@@ -67,7 +48,7 @@ def error_shape(answer: Any) -> Any:
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name.split(".")[0])
 def test_render_matches_vllm_on_recorded_random_requests(path: Path) -> None:
     config = path.name.split(".")[0]
-    core = core_for(config)
+    core = config_core(config)
     failures = []
     lines = [json.loads(line) for line in gzip.open(path, "rt")]
     for i, case in enumerate(lines):

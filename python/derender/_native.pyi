@@ -1,5 +1,8 @@
 """Type stubs for the PyO3 module built from rust/python."""
 
+from collections.abc import Mapping
+from typing import Any
+
 __version__: str
 
 class Derenderer:
@@ -46,6 +49,11 @@ class Derenderer:
         request_id: str | None = None,
     ) -> tuple[int, bytes, CallStats]:
         """`handle`, plus what the call did (for metrics)."""
+    def call(
+        self, path: str, request: Mapping[str, Any], request_id: str | None = None
+    ) -> dict[str, Any]:
+        """Answer one request given as a dict: the answer as a dict, or the
+        `derender.errors.DerenderError` for the envelope a server would send."""
     def encode(self, text: str) -> list[int]:
         """Token ids of `text`, without special tokens."""
     def decode(self, ids: list[int]) -> str:
@@ -87,6 +95,49 @@ class CallStats:
     @property
     def panicked(self) -> bool:
         """A Rust panic was caught (and answered with a 500)."""
+
+class IncrementalDetokenizer:
+    """One output's incremental detokenization: ids in, text out, as vLLM's
+    incremental detokenizer emits it (the server's plain stream text; stop
+    strings are the server's business). The prompt's tail gives the first
+    token its context."""
+
+    def __init__(
+        self,
+        core: Derenderer,
+        prompt_token_ids: list[int] | None = None,
+        skip_special_tokens: bool = True,
+    ) -> None: ...
+    def step(self, token_id: int) -> str:
+        """The text one more id completes ("" while a character is partial)."""
+    def decode(self, token_ids: list[int]) -> str:
+        """The text a chunk of ids completes."""
+
+class StreamParser:
+    """A chat stream's reasoning and tool-call deltas, in process: each
+    `push` answers what the server's `/v1/chat/completions/derender` stream
+    call would (its chunk's choice), with the parsers kept live in memory.
+    Needs a core with a reasoning or tool-call parser; `prompt_token_ids`
+    as the server needs it; `stream_state` continues a stream a server (or
+    `snapshot()`) left. Refusals raise `derender.errors.DerenderError`."""
+
+    def __init__(
+        self,
+        core: Derenderer,
+        chat_request: Mapping[str, Any],
+        prompt_token_ids: list[int] | None = None,
+        stream_state: Mapping[str, Any] | None = None,
+    ) -> None: ...
+    def push(
+        self,
+        token_ids: list[int],
+        finish_reason: str | None = None,
+        stop_reason: int | str | None = None,
+    ) -> dict[str, Any] | None:
+        """The chunk's choice: `delta` (`role`, `content`, `reasoning`,
+        `tool_calls`), `finish_reason`, `stop_reason`."""
+    def snapshot(self) -> dict[str, Any]:
+        """The `stream_state` the server would have answered after the last push."""
 
 class PluginTokenizer:
     """The tokenizer parser plugins are constructed with (docs/plugins.md)."""

@@ -1,7 +1,10 @@
 //! `derender._native`: the PyO3 face of derender-core. Bodies go in as
 //! bytes and come out as bytes; the GIL is released while Rust works.
 
+mod detokenizer;
+mod errors;
 mod plugin;
+mod stream_parser;
 
 use std::sync::Arc;
 
@@ -14,8 +17,8 @@ use pyo3::types::{PyBytes, PyDict};
 
 /// One loaded model and its derender settings.
 #[pyclass(frozen, module = "derender._native")]
-struct Derenderer {
-    inner: Core,
+pub struct Derenderer {
+    pub(crate) inner: Core,
 }
 
 #[pymethods]
@@ -143,6 +146,31 @@ impl Derenderer {
         };
         let reply = py.detach(|| self.inner.handle(route, content_type, request_id, body));
         Ok((reply.status, PyBytes::new(py, &reply.body), CallStats::from(reply.stats)))
+    }
+
+    /// Answer one request given as a dict: the answer as a dict, or the
+    /// `derender.errors` exception for the error envelope a server would send.
+    #[pyo3(signature = (path, request, request_id=None))]
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        path: &str,
+        request: &Bound<'py, PyAny>,
+        request_id: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Some(route) = Route::from_path(path) else {
+            return Err(PyValueError::new_err(format!("no native route for {path}")));
+        };
+        let value: serde_json::Value =
+            pythonize::depythonize(request).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let body = serde_json::to_vec(&value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let reply = py.detach(|| self.inner.handle(route, Some("application/json"), request_id, &body));
+        if reply.status != 200 {
+            return Err(errors::from_envelope(py, reply.status, &reply.body));
+        }
+        let answer: serde_json::Value =
+            serde_json::from_slice(&reply.body).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        pythonize::pythonize(py, &answer).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// Token ids of `text` (no special tokens added), as the tokenizer splits it.
@@ -339,6 +367,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     install_panic_hook();
     m.add_class::<Derenderer>()?;
     m.add_class::<CallStats>()?;
+    m.add_class::<detokenizer::IncrementalDetokenizer>()?;
+    m.add_class::<stream_parser::StreamParser>()?;
     m.add_class::<plugin::PluginTokenizer>()?;
     m.add_function(wrap_pyfunction!(native_routes, m)?)?;
     m.add_function(wrap_pyfunction!(parser_families, m)?)?;

@@ -117,44 +117,13 @@ impl Core {
     }
 
     pub fn chat_stream(&self, req: &StreamRequest, stats: &mut Stats) -> Result<(ChatChunk, Outgoing), ApiError> {
-        self.check_model(req.model.as_deref())?;
+        let opened = self.chat_stream_prechecks(req)?;
         let request = req.request.as_ref();
-        if request.is_some_and(|r| r.stop_given) {
-            return Err(ApiError::bad_request(STREAM_STOP_STRINGS_ERROR));
-        }
-        let parser = self.settings.parser.as_ref();
-        if parser.is_some() && request.is_none() {
-            return Err(ApiError::bad_request(PARSER_NEEDS_CHAT_REQUEST));
-        }
-        let opened = self.open_state(req)?;
-        // Streams on our own state need the prompt only on their first call.
-        let remembers_prompt = opened.as_ref().is_some_and(|o| o.prompt_len().is_some());
-        if parser.is_some() && req.prompt_token_ids.is_none() && !remembers_prompt {
-            return Err(ApiError::bad_request(
-                "prompt_token_ids is required when a tool or reasoning parser is configured. Without it parse_delta cannot tell whether the prompt left reasoning open (e.g. a chat template that pre-opens <think>) and would misclassify reasoning content as plain content.",
-            ));
-        }
-        let chunk = &req.generate_chunk;
-        if chunk.choices.len() > 1 {
-            return Err(ApiError::bad_request(format!(
-                "derender_chat_stream expects at most one choice per chunk (got {}).",
-                chunk.choices.len()
-            )));
-        }
-        let prompt_len = req.prompt_token_ids.as_ref().map(Vec::len).or(opened.as_ref().and_then(Opened::prompt_len));
-        let prompt_len = prompt_len.unwrap_or(0);
-        let prior_len = opened.as_ref().map_or(0, Opened::output_len);
-        let delta_len: usize = chunk.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len)).sum();
-        if prompt_len + prior_len + delta_len > self.settings.max_model_len {
-            return Err(ApiError::bad_request(format!(
-                "prompt_token_ids length ({prompt_len}) plus output_token_ids length ({prior_len}) plus delta ({delta_len}) exceeds max_model_len ({}).",
-                self.settings.max_model_len
-            )));
-        }
-        if let (Some(spec), Some(r)) = (parser, request) {
+        if let (Some(spec), Some(r)) = (self.settings.parser.as_ref(), request) {
             let ctx = ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs);
             return self.chat_stream_parsed(spec, req, opened, &ctx, r, stats);
         }
+        let chunk = &req.generate_chunk;
         let skip = skip_special(request, false);
         let (mut state, mut window) = self.plain_state(req, opened, skip)?;
         let return_token_ids = request.is_some_and(|r| r.return_token_ids);
@@ -198,6 +167,56 @@ impl Core {
         state.read_offset = window.read_offset as i64;
         let state = self.settings.stream_state.seal(Payload::Plain { state });
         Ok((self.chat_chunk(req, choices, return_token_ids), state))
+    }
+
+    /// vLLM's checks on a stream call, in its order; the request's state, opened.
+    pub(crate) fn chat_stream_prechecks(&self, req: &StreamRequest) -> Result<Option<Opened>, ApiError> {
+        self.check_model(req.model.as_deref())?;
+        let request = req.request.as_ref();
+        if request.is_some_and(|r| r.stop_given) {
+            return Err(ApiError::bad_request(STREAM_STOP_STRINGS_ERROR));
+        }
+        let parser = self.settings.parser.as_ref();
+        if parser.is_some() && request.is_none() {
+            return Err(ApiError::bad_request(PARSER_NEEDS_CHAT_REQUEST));
+        }
+        let opened = self.open_state(req)?;
+        // Streams on our own state need the prompt only on their first call.
+        let remembers_prompt = opened.as_ref().is_some_and(|o| o.prompt_len().is_some());
+        if parser.is_some() && req.prompt_token_ids.is_none() && !remembers_prompt {
+            return Err(ApiError::bad_request(
+                "prompt_token_ids is required when a tool or reasoning parser is configured. Without it parse_delta cannot tell whether the prompt left reasoning open (e.g. a chat template that pre-opens <think>) and would misclassify reasoning content as plain content.",
+            ));
+        }
+        let chunk = &req.generate_chunk;
+        if chunk.choices.len() > 1 {
+            return Err(ApiError::bad_request(format!(
+                "derender_chat_stream expects at most one choice per chunk (got {}).",
+                chunk.choices.len()
+            )));
+        }
+        let prompt_len = req.prompt_token_ids.as_ref().map(Vec::len).or(opened.as_ref().and_then(Opened::prompt_len));
+        let prompt_len = prompt_len.unwrap_or(0);
+        let prior_len = opened.as_ref().map_or(0, Opened::output_len);
+        let delta_len: usize = chunk.choices.iter().map(|c| c.token_ids.as_ref().map_or(0, Vec::len)).sum();
+        self.check_stream_len(prompt_len, prior_len, delta_len)?;
+        Ok(opened)
+    }
+
+    /// A stream may not grow past `max_model_len`.
+    pub(crate) fn check_stream_len(
+        &self,
+        prompt_len: usize,
+        prior_len: usize,
+        delta_len: usize,
+    ) -> Result<(), ApiError> {
+        if prompt_len + prior_len + delta_len > self.settings.max_model_len {
+            return Err(ApiError::bad_request(format!(
+                "prompt_token_ids length ({prompt_len}) plus output_token_ids length ({prior_len}) plus delta ({delta_len}) exceeds max_model_len ({}).",
+                self.settings.max_model_len
+            )));
+        }
+        Ok(())
     }
 
     /// The chunk envelope around `choices`, shared by the plain and parser paths.

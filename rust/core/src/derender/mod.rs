@@ -4,6 +4,7 @@
 mod chat;
 mod chunk;
 mod completion;
+mod live;
 mod parsed;
 mod stop;
 
@@ -11,6 +12,7 @@ use crate::error::ApiError;
 use crate::served::Core;
 use crate::wire::request::{GenResponse, OutputOptions};
 
+pub use live::LiveChatStream;
 pub use stop::{check_stop_strings, drop_stop_token};
 
 /// `(skip_special_tokens, spaces_between_special_tokens)` as `_decode_params`

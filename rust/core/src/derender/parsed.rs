@@ -25,13 +25,14 @@ use crate::wire::response::{ChatChunk, ChatStreamChoice, Delta};
 const REPLAY_FAILED: &str = "invalid stream_state: derender failed";
 
 /// Where a stream stands before the new chunk.
-struct Progress {
+#[derive(Clone)]
+pub(super) struct Progress {
     window: Window,
     /// The window the prompt seeded (history states replay from it).
     seed: Window,
     held: Vec<i64>,
-    prompt_len: usize,
-    output_len: usize,
+    pub(super) prompt_len: usize,
+    pub(super) output_len: usize,
     /// vLLM's state fields (role, logprob context, tool ids, and the
     /// history when the stream carries one).
     vllm: StreamState,
@@ -54,8 +55,9 @@ impl Core {
         // it makes a parser do is that client's problem, never a 5xx.
         let unverified = matches!(opened, Some(Opened::Ours(_))) && !self.settings.stream_state.signs();
         let run = std::panic::AssertUnwindSafe(|| {
-            let progress = self.resume(spec, req, opened, ctx, request, &mut processor, stats)?;
-            self.parse_chunk(spec, req, ctx, request, &mut processor, progress, stats)
+            let mut progress = self.resume(spec, req, opened, ctx, request, &mut processor, stats)?;
+            let chunk = self.parse_chunk(spec, req, ctx, request, &mut processor, &mut progress, stats)?;
+            Ok((chunk, self.settings.stream_state.seal(self.next_state(&mut processor, progress))))
         });
         if !unverified {
             return run();
@@ -65,7 +67,7 @@ impl Core {
 
     /// Bring `processor` to where the stream stands.
     #[allow(clippy::too_many_arguments)]
-    fn resume(
+    pub(super) fn resume(
         &self,
         spec: &ParserSpec,
         req: &StreamRequest,
@@ -145,18 +147,18 @@ impl Core {
         })
     }
 
-    /// Parse the request's chunk and build the answer and the next state.
+    /// Parse the request's chunk into the answer; `p` moves past it.
     #[allow(clippy::too_many_arguments)]
-    fn parse_chunk(
+    pub(super) fn parse_chunk(
         &self,
         spec: &ParserSpec,
         req: &StreamRequest,
         ctx: &ChatContext,
         request: &OutputOptions,
         processor: &mut ChatStreamProcessor,
-        mut p: Progress,
+        p: &mut Progress,
         stats: &mut Stats,
-    ) -> Result<(ChatChunk, Outgoing), ApiError> {
+    ) -> Result<ChatChunk, ApiError> {
         let parser_prompt = parser_prompt(spec, req.prompt_token_ids.as_deref());
         let hide_metadata = !ctx.include_reasoning;
         let return_token_ids = request.return_token_ids && !hide_metadata;
@@ -222,13 +224,12 @@ impl Core {
             return Err(error);
         }
         state.tools_streamed = processor.tools_streamed;
-        let chunk = self.chat_chunk(req, choices, request.return_token_ids);
-        Ok((chunk, self.settings.stream_state.seal(self.next_state(processor, p))))
+        Ok(self.chat_chunk(req, choices, request.return_token_ids))
     }
 
     /// Compact when the mode asks for it and the parsers can be saved;
     /// otherwise the history (which every non-compact stream carries).
-    fn next_state(&self, processor: &mut ChatStreamProcessor, p: Progress) -> Payload {
+    pub(super) fn next_state(&self, processor: &mut ChatStreamProcessor, p: Progress) -> Payload {
         let compact = self.settings.stream_state.mode == StateMode::Compact;
         if let Some(snapshot) = processor.save_state().filter(|_| compact || !p.history) {
             return Payload::Parser(ParserState {
