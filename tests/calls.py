@@ -24,11 +24,12 @@ STATE_FORMAT: str = json.loads(_LAYOUT.read_text(encoding="utf-8"))["format"]
 
 
 @cache
-def config_core(config: str) -> Derenderer:
-    """The core `derender serve` builds for a config of tests/reference/configs.json."""
+def config_core(config: str, *extra: str) -> Derenderer:
+    """The core `derender serve` builds for a config of tests/reference/configs.json,
+    with `extra` flags after the config's."""
     c = json.loads((REFERENCE / "configs.json").read_text())[config]
     model = str(MODEL_DIRS[c["model"]])
-    argv = ["serve", model, "--served-model-name", c["served_model_name"], *c["flags"]]
+    argv = ["serve", model, "--served-model-name", c["served_model_name"], *c["flags"], *extra]
     server = config_from_args(build_parser().parse_args(argv))
     return Derenderer(server.model, **server.core_kwargs())
 

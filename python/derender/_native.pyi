@@ -32,6 +32,8 @@ class Derenderer:
         chat_template_content_format: str = "auto",
         generation_config: str = "auto",
         override_generation_config: str | None = None,
+        reasoning_effort_map: str | None = None,
+        anthropic_disabled_thinking_effort: str = "auto",
     ) -> None: ...
     def handle(
         self,

@@ -119,6 +119,20 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--tool-strict-level", choices=("auto", "function", "parameter"))
     serve.add_argument("--chat-template", default=None)
     serve.add_argument("--default-chat-template-kwargs", default=None)
+    serve.add_argument(
+        "--reasoning-effort-map",
+        type=json.loads,
+        default=None,
+        help="JSON object rewriting a request's reasoning effort to one the chat template "
+        'knows, e.g. \'{"medium": "low"}\' (chat, Responses and Messages)',
+    )
+    serve.add_argument(
+        "--anthropic-disabled-thinking-effort",
+        choices=("auto", "high", "low", "max", "medium", "none", "xhigh"),
+        default="auto",
+        help="reasoning effort for Messages with thinking disabled; auto: none, or low when "
+        "the template ignores or refuses none",
+    )
     serve.add_argument("--trust-request-chat-template", action="store_true")
     serve.add_argument("--exclude-tools-when-tool-choice-none", action="store_true")
     serve.add_argument(
@@ -299,6 +313,10 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         disable_docs=args.disable_fastapi_docs,
         generation_config=args.generation_config,
         override_generation_config=args.override_generation_config,
+        reasoning_effort_map=(
+            None if args.reasoning_effort_map is None else json.dumps(args.reasoning_effort_map)
+        ),
+        anthropic_disabled_thinking_effort=args.anthropic_disabled_thinking_effort,
     )
 
 

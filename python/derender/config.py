@@ -53,6 +53,8 @@ class ServerConfig:
     # `--generation-config` (auto, vllm or a directory) and its override (JSON).
     generation_config: str = "auto"
     override_generation_config: str | None = None
+    reasoning_effort_map: str | None = None
+    anthropic_disabled_thinking_effort: str = "auto"
     # Set by `derender serve --workers N` (N > 1): where workers share their metrics.
     metrics_dir: str | None = None
 
@@ -81,6 +83,8 @@ class ServerConfig:
             "chat_template_content_format": self.chat_template_content_format,
             "generation_config": self.generation_config,
             "override_generation_config": self.override_generation_config,
+            "reasoning_effort_map": self.reasoning_effort_map,
+            "anthropic_disabled_thinking_effort": self.anthropic_disabled_thinking_effort,
             "stream_state_secret": self.stream_state_secret,
             "stream_state_accepted_secrets": self.stream_state_accepted_secrets,
         }

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::model::Model;
-use crate::parse::{ParserSpec, ParserSpecError, Registry};
+use crate::parse::{ParserSpec, ParserSpecError, Registry, TemplateDefaults};
 use crate::stream::{StateCodec, StateMode};
 use crate::structured::StrictLevel;
 use crate::template::harmony::Harmony;
@@ -25,8 +25,11 @@ pub struct Settings {
     pub skip_model_name_validation: bool,
     /// Reasoning / tool-call parsers; `None` = the plain path.
     pub parser: Option<ParserSpec>,
-    /// `--default-chat-template-kwargs`.
-    pub default_chat_template_kwargs: Map<String, Value>,
+    /// `--default-chat-template-kwargs` and `--reasoning-effort-map`.
+    pub template_defaults: TemplateDefaults,
+    /// `--anthropic-disabled-thinking-effort`; `None` (`auto`): probed
+    /// from the template on first use.
+    pub anthropic_disabled_thinking_effort: Option<String>,
     /// `--chat-template` (the template text); `None` uses the model's.
     pub chat_template: Option<String>,
     /// `--trust-request-chat-template`.
@@ -62,6 +65,10 @@ pub struct Flags {
     pub tool_strict_level: Option<String>,
     /// `--default-chat-template-kwargs`, JSON text.
     pub default_chat_template_kwargs: Option<String>,
+    /// `--reasoning-effort-map` (a JSON object).
+    pub reasoning_effort_map: Option<String>,
+    /// `--anthropic-disabled-thinking-effort` (`auto` or an effort).
+    pub anthropic_disabled_thinking_effort: String,
     /// `--chat-template`, the template text.
     pub chat_template: Option<String>,
     pub trust_request_chat_template: bool,
@@ -93,6 +100,8 @@ impl Default for Flags {
             enable_auto_tool_choice: false,
             tool_strict_level: None,
             default_chat_template_kwargs: None,
+            reasoning_effort_map: None,
+            anthropic_disabled_thinking_effort: "auto".into(),
             chat_template: None,
             trust_request_chat_template: false,
             exclude_tools_when_tool_choice_none: false,
@@ -159,6 +168,20 @@ impl Settings {
                 _ => return Err(SettingsError::Flag("--default-chat-template-kwargs must be a JSON object".into())),
             },
         };
+        let template_defaults = TemplateDefaults {
+            kwargs: default_chat_template_kwargs,
+            effort_map: effort_map(flags.reasoning_effort_map.as_deref())?,
+        };
+        let anthropic_disabled_thinking_effort = match flags.anthropic_disabled_thinking_effort.as_str() {
+            "auto" => None,
+            e if DISABLED_THINKING_EFFORTS.contains(&e) => Some(e.to_string()),
+            e => {
+                return Err(SettingsError::Flag(format!(
+                    "--anthropic-disabled-thinking-effort: invalid choice: '{e}' (choose from 'auto', {})",
+                    DISABLED_THINKING_EFFORTS.map(|e| format!("'{e}'")).join(", ")
+                )))
+            }
+        };
         let content_format =
             ContentFormat::from_flag(&flags.chat_template_content_format).map_err(SettingsError::Flag)?;
         let generation_config =
@@ -182,7 +205,8 @@ impl Settings {
             max_n_sequences: flags.max_n_sequences,
             skip_model_name_validation: flags.skip_model_name_validation,
             parser: parser.map(|p| p.with_tool_strict_level(strict_level)),
-            default_chat_template_kwargs,
+            template_defaults,
+            anthropic_disabled_thinking_effort,
             chat_template: flags.chat_template,
             trust_request_chat_template: flags.trust_request_chat_template,
             exclude_tools_when_tool_choice_none: flags.exclude_tools_when_tool_choice_none,
@@ -192,6 +216,35 @@ impl Settings {
             override_max_tokens,
         })
     }
+}
+
+/// vLLM's `ReasoningEffort` and `AnthropicDisabledThinkingEffort` literals.
+const REASONING_EFFORTS: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
+const DISABLED_THINKING_EFFORTS: [&str; 6] = ["none", "low", "medium", "high", "xhigh", "max"];
+
+/// `--reasoning-effort-map`, checked as `validate_reasoning_effort_map` does.
+fn effort_map(text: Option<&str>) -> Result<Map<String, Value>, SettingsError> {
+    let Some(text) = text else { return Ok(Map::new()) };
+    let map = match serde_json::from_str::<Value>(text) {
+        Ok(Value::Null) => return Ok(Map::new()),
+        Ok(Value::Object(m)) if m.values().all(Value::is_string) => m,
+        _ => {
+            return Err(SettingsError::Flag(
+                "--reasoning-effort-map must be a JSON object mapping reasoning efforts to strings.".into(),
+            ))
+        }
+    };
+    let mut unknown: Vec<&String> = map.keys().filter(|k| !REASONING_EFFORTS.contains(&k.as_str())).collect();
+    if !unknown.is_empty() {
+        unknown.sort();
+        let quoted = |items: Vec<&str>| items.iter().map(|e| format!("'{e}'")).collect::<Vec<_>>().join(", ");
+        return Err(SettingsError::Flag(format!(
+            "--reasoning-effort-map has unknown efforts [{}]; keys must be one of [{}].",
+            quoted(unknown.iter().map(|s| s.as_str()).collect()),
+            quoted(REASONING_EFFORTS.to_vec())
+        )));
+    }
+    Ok(map)
 }
 
 /// `ModelConfig.get_diff_sampling_param`'s source: the model's generation

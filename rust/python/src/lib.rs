@@ -47,6 +47,8 @@ impl Derenderer {
         chat_template_content_format="auto",
         generation_config="auto",
         override_generation_config=None,
+        reasoning_effort_map=None,
+        anthropic_disabled_thinking_effort="auto",
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -73,6 +75,8 @@ impl Derenderer {
         chat_template_content_format: &str,
         generation_config: &str,
         override_generation_config: Option<&str>,
+        reasoning_effort_map: Option<&str>,
+        anthropic_disabled_thinking_effort: &str,
     ) -> PyResult<Self> {
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut registry = Registry::default();
@@ -107,6 +111,8 @@ impl Derenderer {
             chat_template_content_format: chat_template_content_format.to_string(),
             generation_config: generation_config.to_string(),
             override_generation_config: override_generation_config.map(str::to_string),
+            reasoning_effort_map: reasoning_effort_map.map(str::to_string),
+            anthropic_disabled_thinking_effort: anthropic_disabled_thinking_effort.to_string(),
         };
         let settings =
             Settings::resolve(flags, &loaded, &registry).map_err(|e| PyValueError::new_err(e.to_string()))?;

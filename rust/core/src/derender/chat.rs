@@ -36,9 +36,8 @@ impl Core {
             return Err(ApiError::bad_request(PARSER_NEEDS_CHAT_REQUEST));
         }
         // With a parser, special tokens are kept so it can see its markers.
-        let parsing = parser
-            .zip(request)
-            .map(|(p, r)| (p, ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs)));
+        let parsing =
+            parser.zip(request).map(|(p, r)| (p, ChatContext::from_request(&r.raw, &self.settings.template_defaults)));
         let skip = skip_special(request, parsing.is_some());
         let hide_metadata = parsing.as_ref().is_some_and(|(_, ctx)| !ctx.include_reasoning);
         let seed_ids = req.prompt_token_ids.as_deref().or(gen.prompt_token_ids.as_deref());
@@ -120,7 +119,7 @@ impl Core {
         let opened = self.chat_stream_prechecks(req)?;
         let request = req.request.as_ref();
         if let (Some(spec), Some(r)) = (self.settings.parser.as_ref(), request) {
-            let ctx = ChatContext::from_request(&r.raw, &self.settings.default_chat_template_kwargs);
+            let ctx = ChatContext::from_request(&r.raw, &self.settings.template_defaults);
             return self.chat_stream_parsed(spec, req, opened, &ctx, r, stats);
         }
         let chunk = &req.generate_chunk;

@@ -45,7 +45,7 @@ impl Core {
                 "a live chat stream parses reasoning and tool calls: the server has no parser configured",
             ));
         };
-        let ctx = ChatContext::from_request(&request.raw, &self.settings.default_chat_template_kwargs);
+        let ctx = ChatContext::from_request(&request.raw, &self.settings.template_defaults);
         let mut processor = ChatStreamProcessor::new(spec.build(&ctx, &self.model), &ctx);
         let mut stats = Stats::default();
         let progress = self.resume(&spec, &req, opened, &ctx, &request, &mut processor, &mut stats)?;

@@ -27,9 +27,25 @@ pub struct ChatContext {
     pub structural_tag: bool,
 }
 
+/// The server's template defaults: `--default-chat-template-kwargs` and
+/// `--reasoning-effort-map`.
+#[derive(Debug, Clone, Default)]
+pub struct TemplateDefaults {
+    pub kwargs: Map<String, Value>,
+    /// Requested effort -> the effort the template is given.
+    pub effort_map: Map<String, Value>,
+}
+
+impl TemplateDefaults {
+    /// `map_reasoning_effort`: efforts the map does not list pass unchanged.
+    pub fn effort<'a>(&'a self, effort: &'a str) -> &'a str {
+        self.effort_map.get(effort).and_then(Value::as_str).unwrap_or(effort)
+    }
+}
+
 impl ChatContext {
     /// Read the context from a validated `chat_request` object.
-    pub fn from_request(req: &Map<String, Value>, default_kwargs: &Map<String, Value>) -> ChatContext {
+    pub fn from_request(req: &Map<String, Value>, defaults: &TemplateDefaults) -> ChatContext {
         let tools: Vec<Value> = req.get("tools").and_then(Value::as_array).cloned().unwrap_or_default();
         let tool_choice = match req.get("tool_choice") {
             // `check_tool_usage`: tools without a tool_choice mean "auto".
@@ -55,7 +71,7 @@ impl ChatContext {
             include_reasoning,
             parallel_tool_calls,
             logprobs: req.get("logprobs").is_some_and(crate::pycompat::truthy),
-            template_kwargs: effective_template_kwargs(req, default_kwargs),
+            template_kwargs: effective_template_kwargs(req, defaults),
             request_kwargs: req.get("chat_template_kwargs").and_then(Value::as_object).cloned().unwrap_or_default(),
             structural_tag: req
                 .get("structured_outputs")
@@ -119,7 +135,7 @@ fn merge(mut base: Map<String, Value>, over: Map<String, Value>) -> Map<String, 
 
 /// `build_chat_params(...).with_defaults(default_chat_template_kwargs)
 /// .chat_template_kwargs`: the kwargs the template (and parser) sees.
-pub fn effective_template_kwargs(req: &Map<String, Value>, defaults: &Map<String, Value>) -> Map<String, Value> {
+pub fn effective_template_kwargs(req: &Map<String, Value>, defaults: &TemplateDefaults) -> Map<String, Value> {
     let mut request_kwargs = req.get("chat_template_kwargs").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut fixed = Map::new();
     fixed
@@ -129,7 +145,10 @@ pub fn effective_template_kwargs(req: &Map<String, Value>, defaults: &Map<String
         req.get("continue_final_message").cloned().unwrap_or(Value::Bool(false)),
     );
     fixed.insert("documents".into(), req.get("documents").cloned().unwrap_or(Value::Null));
-    let effort = req.get("reasoning_effort").cloned().unwrap_or(Value::Null);
+    let effort = match req.get("reasoning_effort") {
+        Some(Value::String(e)) => Value::String(defaults.effort(e).to_string()),
+        other => other.cloned().unwrap_or(Value::Null),
+    };
     fixed.insert("reasoning_effort".into(), effort.clone());
     if let Some(e) = effort.as_str() {
         if !request_kwargs.contains_key("enable_thinking") {
@@ -137,7 +156,7 @@ pub fn effective_template_kwargs(req: &Map<String, Value>, defaults: &Map<String
         }
     }
     request_kwargs = merge(request_kwargs, fixed);
-    let mut base = defaults.clone();
+    let mut base = defaults.kwargs.clone();
     if !base.contains_key("cohere_format") {
         base.insert("cohere_format".into(), Value::String("cmd4".into()));
     }

@@ -21,7 +21,7 @@ mod spec;
 mod think;
 pub mod unified;
 
-pub use context::{ChatContext, ToolChoice};
+pub use context::{ChatContext, TemplateDefaults, ToolChoice};
 pub use delegating::{resolve_finish_reason, ChatStreamProcessor, DelegatingParser};
 pub use families::response_template::is_strict as is_strict_tool;
 pub use registry::{Kind, Listing, Registry};

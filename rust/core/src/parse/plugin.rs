@@ -66,11 +66,11 @@ mod tests {
         let model = Arc::new(Model::load_dir(&dir).expect("bundled model"));
         // The plugin shadows the built-in name; a tool name is no reasoning name.
         let spec = ParserSpec::resolve(None, Some("hermes"), true, &model, &reg).expect("resolves").expect("a spec");
-        let ctx0 = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx0 = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         assert!(spec.build(&ctx0, &model).failure().is_none());
         assert!(ParserSpec::resolve(Some("hermes"), None, false, &model, &reg).is_err());
         let parser = Failing(FailureSlot::default());
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         parser.extract_tool_calls("x", &ctx);
         assert_eq!(parser.failure().map(|e| e.message), Some("first".to_string()));
     }

@@ -29,7 +29,9 @@ impl Core {
         let o = body_object(body)?;
         let req = check(o)?;
         let probes = self.anthropic_probes.get_or_init(|| self.probe_template());
-        let effort = matches!(req.thinking, Some(Thinking::Disabled)).then_some(probes.disabled_thinking_effort);
+        let disabled = self.settings.anthropic_disabled_thinking_effort.as_deref();
+        let effort = matches!(req.thinking, Some(Thinking::Disabled))
+            .then(|| disabled.unwrap_or(probes.disabled_thinking_effort));
         // The `ChatCompletionRequest(...)` constructor validates only the
         // fields it is built with; the rest are set afterwards, unchecked.
         let mut chat = base_request(o, &req, probes.merge_inline_system)?;

@@ -262,7 +262,7 @@ impl Core {
         if truthy(o, "use_beam_search") {
             return Err(ApiError::bad_request("Beam search is not supported by the render endpoint"));
         }
-        let ctx = ChatContext::from_request(o, &self.settings.default_chat_template_kwargs);
+        let ctx = ChatContext::from_request(o, &self.settings.template_defaults);
         let parser = self.settings.parser.as_ref();
         let has_tool_parser = parser.is_some_and(|p| p.has_tool());
         // Harmony renders any tool choice (`tool_parsing_unavailable`).
@@ -295,6 +295,7 @@ impl Core {
         let (ids, offsets) = match &self.harmony {
             Some(harmony) => {
                 let effort = o.get("reasoning_effort").and_then(Value::as_str);
+                let effort = effort.map(|e| self.settings.template_defaults.effort(e));
                 (harmony_chat_prompt(harmony, o, tools.map(Vec::as_slice), effort)?, Value::Null)
             }
             None => {

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::body_object;
 use crate::error::ApiError;
-use crate::parse::context::ChatContext;
+use crate::parse::context::{ChatContext, TemplateDefaults};
 use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::served::Core;
 
@@ -33,7 +33,10 @@ impl Core {
             // vLLM's tokenize request carries no reasoning effort.
             super::harmony_chat_prompt(harmony, o, o.get("tools").and_then(Value::as_array).map(Vec::as_slice), None)?
         } else if chat {
-            let ctx = ChatContext::from_request(o, &self.settings.default_chat_template_kwargs);
+            // vLLM's tokenization server is built without the effort map.
+            let defaults =
+                TemplateDefaults { kwargs: self.settings.template_defaults.kwargs.clone(), ..Default::default() };
+            let ctx = ChatContext::from_request(o, &defaults);
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
             let text = self.apply_chat_template(o, &ctx, tools.as_deref())?;

@@ -295,7 +295,7 @@ mod tests {
     type Sent = (i64, Option<String>, Option<String>);
 
     fn stream(chunks: &[&str]) -> (String, Vec<Sent>) {
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let mut p = ApertusParser::new();
         let (mut content, mut calls) = (String::new(), Vec::new());
         for c in chunks {
@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn batch_joins_the_text_around_the_block() {
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let text = "Checking. <|tools_prefix|>[{\"f\": {\"a\": 1}}, {\"g\": {}}] extra<|tools_suffix|> after";
         let got = ApertusParser::new().extract_tool_calls(text, &ctx);
         assert_eq!(got.content.as_deref(), Some("Checking.\nextra\nafter"));

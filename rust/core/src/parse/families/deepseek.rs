@@ -449,7 +449,7 @@ mod tests {
     const IDS: MarkerIds = MarkerIds { calls_begin: 1, call_begin: Some(3), call_end: Some(4) };
 
     fn ctx() -> ChatContext {
-        ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new())
+        ChatContext::from_request(&serde_json::Map::new(), &Default::default())
     }
 
     fn v3_call(name: &str, args: &str) -> String {

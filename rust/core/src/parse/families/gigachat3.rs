@@ -220,7 +220,7 @@ mod tests {
     use super::*;
 
     fn stream(chunks: &[&str]) -> Vec<Option<Delta>> {
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let mut parser = GigaChat3Parser::default();
         let ids = Ids { previous: &[], current: &[], delta: &[] };
         chunks.iter().map(|c| parser.extract_tool_calls_streaming(&Texts { previous: "", current: "", delta: c }, &ids, &ctx)).collect()
@@ -228,7 +228,7 @@ mod tests {
 
     #[test]
     fn batch_reads_one_call_and_the_content_before_the_separator() {
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let p = GigaChat3Parser::default();
         let got = p.extract_tool_calls("Hi<|message_sep|>function call<|role_sep|>\n{\"name\": \"f\", \"arguments\": {\"a\": \"x\ny\"}}</s>", &ctx);
         assert!(got.tools_called);

@@ -230,7 +230,7 @@ mod tests {
 
     /// Stream `chunks`: the content and `(name, arguments)` sent.
     fn stream(chunks: &[&str]) -> (String, Vec<Call>) {
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let mut parser = Granite4Parser::default();
         let (mut content, mut calls) = (String::new(), Vec::new());
         for chunk in chunks {
@@ -252,7 +252,7 @@ mod tests {
 
     #[test]
     fn batch_keeps_the_text_around_calls_and_rejects_unbalanced_markers() {
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let got = Granite4Parser::default().extract_tool_calls(&format!("a {F} b"), &ctx);
         assert!(got.tools_called);
         assert_eq!(got.content.as_deref(), Some("a  b"));

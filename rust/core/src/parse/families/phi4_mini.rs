@@ -76,7 +76,7 @@ mod tests {
     use super::*;
 
     fn batch(text: &str) -> (bool, Vec<(String, String)>, Option<String>) {
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let e = Phi4MiniJson.extract_tool_calls(text, &ctx);
         (e.tools_called, e.calls.into_iter().map(|c| (c.name, c.arguments)).collect(), e.content)
     }

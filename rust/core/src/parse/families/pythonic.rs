@@ -486,7 +486,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> ChatContext {
-        ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new())
+        ChatContext::from_request(&serde_json::Map::new(), &Default::default())
     }
 
     /// Stream `pieces` and assemble (content, [(name, args)]).

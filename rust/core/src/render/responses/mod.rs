@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::{body_object, opt_i64, structured};
 use crate::error::ApiError;
-use crate::parse::context::ChatContext;
+use crate::parse::context::{ChatContext, TemplateDefaults};
 use crate::served::Core;
 use crate::template::harmony::{self, responses, Harmony};
 use crate::wire::request::{Api, Obj, OutputOptions};
@@ -164,7 +164,7 @@ fn sampling_json(o: &Obj, mut sampling: Map<String, Value>) -> Map<String, Value
 
 /// `_render_responses_with_harmony`: the preamble (custom tools only when
 /// the request has some), then the input items.
-fn harmony_prompt(harmony: &Harmony, o: &Obj) -> Result<Vec<u32>, ApiError> {
+fn harmony_prompt(harmony: &Harmony, o: &Obj, defaults: &TemplateDefaults) -> Result<Vec<u32>, ApiError> {
     // vLLM's Harmony branch prepends these (chat- or Harmony-shaped); not
     // built here, so refused rather than dropped.
     if o.get("previous_input_messages").and_then(Value::as_array).is_some_and(|m| !m.is_empty()) {
@@ -179,6 +179,7 @@ fn harmony_prompt(harmony: &Harmony, o: &Obj) -> Result<Vec<u32>, ApiError> {
     let (from_input, items) = responses::split_instructions(input, given.is_some());
     let instructions = given.and_then(Value::as_str).map(str::to_string).or(from_input);
     let effort = o.get("reasoning").and_then(|r| r.get("effort")).and_then(Value::as_str);
+    let effort = effort.map(|e| defaults.effort(e));
     let custom = responses::has_custom_tools(tools);
     let mut messages = harmony::preamble(instructions, custom.then_some(tools), effort)?;
     messages.extend(responses::input_messages(input, items)?);
@@ -223,7 +224,7 @@ impl Core {
                 let raw_tools = o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
                 responses::check_named_choice(raw_tools, o.get("tool_choice"))?;
                 let (chat, conflict) = chat_view(&o, Vec::new(), &tools);
-                let ctx = ChatContext::from_request(&chat, &self.settings.default_chat_template_kwargs);
+                let ctx = ChatContext::from_request(&chat, &self.settings.template_defaults);
                 self.check_output_budget(max_out, "max_output_tokens")?;
                 // Rendered after the parser's `adjust_request`, as vLLM does.
                 (chat, conflict, ctx, Vec::new(), Value::Null)
@@ -232,7 +233,7 @@ impl Core {
                 let instructions = o.get("instructions").and_then(Value::as_str);
                 let messages = items::input_messages(instructions, o.get("input").unwrap_or(&Value::Null))?;
                 let (chat, conflict) = chat_view(&o, messages, &tools);
-                let ctx = ChatContext::from_request(&chat, &self.settings.default_chat_template_kwargs);
+                let ctx = ChatContext::from_request(&chat, &self.settings.template_defaults);
                 self.check_output_budget(max_out, "max_output_tokens")?;
                 if chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty) {
                     return Err(ApiError::bad_request(
@@ -293,7 +294,7 @@ impl Core {
         }
         let ids = match &self.harmony {
             Some(harmony) => {
-                let ids = harmony_prompt(harmony, &o)?;
+                let ids = harmony_prompt(harmony, &o, &self.settings.template_defaults)?;
                 self.check_rendered(&ids)?;
                 ids
             }

@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn everything_before_the_first_end_marker_is_reasoning() {
         let parser = Step3Reasoning { end_id: 9, ended: false };
-        let ctx = ChatContext::from_request(&serde_json::Map::new(), &serde_json::Map::new());
+        let ctx = ChatContext::from_request(&serde_json::Map::new(), &Default::default());
         let split = |text| parser.extract_reasoning(text, &ctx);
         assert_eq!(split("<think>a</think>b</think>c"), (Some("<think>a".into()), Some("b</think>c".into())));
         assert_eq!(split("a</think>"), (Some("a".into()), None));
