@@ -174,7 +174,7 @@ def main() -> None:
                                rs.config_env(config, model), PORT, work / f"bad-{i}.log")  # fmt: skip
             with server:
                 started = server.start()
-            tail = server.log_text().rstrip().splitlines()[-12:]
+            tail = rs.scrub(server.log_text().rstrip().splitlines()[-12:])
             rows.append({"flags": flags, "started": started, "returncode": server.returncode,
                          "output_tail": tail})  # fmt: skip
             print(f"bad {flags}: started={started} rc={server.returncode} {tail[-1:]}", flush=True)

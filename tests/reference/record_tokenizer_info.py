@@ -83,7 +83,7 @@ def main() -> None:
             server = start(work, config, flags, work / f"{name}.log")
             with server:
                 if not server.start():
-                    tail = server.log_text().strip().splitlines()[-15:]
+                    tail = rs.scrub(server.log_text().strip().splitlines()[-15:])
                     rows.append({"config": name, "model": config["model"], "flags": flags,
                                  "skipped": f"vLLM exited with status {server.returncode}",
                                  "log_tail": tail})  # fmt: skip
@@ -105,7 +105,7 @@ def main() -> None:
             server = start(work, config, flags, work / f"extra-{case}.log")
             with server:
                 if not server.start():
-                    tail = server.log_text().strip().splitlines()[-15:]
+                    tail = rs.scrub(server.log_text().strip().splitlines()[-15:])
                     cases.append({"case": case, "config": base, "flags": flags,
                                   "skipped": f"vLLM exited with status {server.returncode}",
                                   "log_tail": tail})  # fmt: skip

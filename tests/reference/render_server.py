@@ -139,5 +139,14 @@ def call(port: int, method: str, path: str, body: Any = None, *, raw: bytes | No
     return {"status": status, "headers": kept, "body": parsed}
 
 
+def scrub(lines: list[str]) -> list[str]:
+    """Output lines with the vLLM install's prefix (the dir above $VLLM's bin/) written as <venv>."""
+    exe = shutil.which(os.environ.get("VLLM", "vllm"))
+    if not exe:
+        return lines
+    venv = str(Path(exe).parent.parent)
+    return [line.replace(venv, "<venv>") for line in lines]
+
+
 def workdir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=prefix))
