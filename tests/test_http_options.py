@@ -4,6 +4,7 @@ TLS and Unix sockets on a real server."""
 from __future__ import annotations
 
 import http.client
+import json
 import socket
 import ssl
 import subprocess
@@ -175,3 +176,37 @@ def test_openapi_lists_the_routes_served_with_vllms_operation_ids(client, core):
         assert html.status_code == 200 and "/openapi.json" in html.text
     with client_with(core, disable_docs=True) as c:
         assert [c.get(p).status_code for p in ("/openapi.json", "/docs", "/redoc")] == [404] * 3
+
+
+def test_enable_log_requests_logs_tokenize_calls_and_bodies_cut_to_max_log_len(core):
+    """vLLM's render server logs `Received request tokenize-<id>` at INFO for
+    /tokenize (tests/reference/request_log) and bodies at DEBUG, cut to --max-log-len."""
+    import logging
+
+    from derender import logs
+
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.name == logs.SERVER.name:  # not the access lines
+                lines.append(record.getMessage())
+
+    keep = Keep(level=logging.DEBUG)
+    logs.SERVER.addHandler(keep)
+    level = logs.SERVER.level
+    logs.SERVER.setLevel(logging.DEBUG)
+    try:
+        body = {"model": "qwen3", "prompt": "hello there"}
+        with client_with(core, enable_log_requests=True, max_log_len=20) as c:
+            c.post("/tokenize", json=body, headers={"X-Request-Id": "log-4"})
+            c.post("/v1/completions/render", json=body)
+        with client_with(core) as c:
+            c.post("/tokenize", json=body)
+    finally:
+        logs.SERVER.removeHandler(keep)
+        logs.SERVER.setLevel(level)
+    assert lines[0] == "Received request tokenize-log-4: params: None, lora_request: None."
+    assert lines[1] == "Request /tokenize JSON body: " + json.dumps(body, separators=(",", ":"))[:20]
+    assert lines[2] == "Request /v1/completions/render JSON body: " + json.dumps(body, separators=(",", ":"))[:20]
+    assert len(lines) == 3

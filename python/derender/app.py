@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 
 import anyio
 from starlette.applications import Starlette
@@ -30,6 +31,7 @@ from derender import __version__, _native, logs, openapi
 from derender._native import Derenderer
 from derender.config import ServerConfig
 from derender.metrics import CoreStats, Metrics, SharedMetrics
+from derender.tokenizer_info import tokenizer_info
 
 # Bodies larger than this are derendered on a worker thread so a big batch
 # call does not stall the event loop; small ones run inline (cheaper).
@@ -251,6 +253,20 @@ def _who(scope: Scope) -> dict[str, object]:
     }
 
 
+def _log_request(path: str, request_id: str | None, body: bytes | None, limit: int | None) -> None:
+    """`--enable-log-requests`: vLLM's render server logs /tokenize and /detokenize
+    calls at INFO (`Received request ...`) and every request's body at DEBUG,
+    cut to `--max-log-len` characters."""
+    if path in ("/tokenize", "/detokenize"):
+        prefix = path.removeprefix("/")
+        rid = f"{prefix}-{request_id or uuid.uuid4().hex}"
+        logs.SERVER.info(f"Received request {logs.clip(rid)}: params: None, lora_request: None.")
+    if logs.SERVER.isEnabledFor(logging.DEBUG) and body is not None:
+        text = body.decode("utf-8", "replace")
+        shown = text if limit is None else text[:limit]
+        logs.SERVER.debug(f"Request {path} JSON body: {shown}")
+
+
 def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlette:
     """Build the ASGI app for one model (loading it unless `core` is given)."""
     if core is None:
@@ -282,6 +298,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         except TimeoutError:
             return _timed_out(config.request_timeout, body_received=body is not None)
         request.scope[_STATS_KEY] = stats
+        if config.enable_log_requests:
+            _log_request(path, request_id, body, config.max_log_len)
         return Response(out, status_code=status, media_type="application/json")
 
     async def health(request: Request) -> Response:
@@ -347,6 +365,12 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         message = "Cannot find suitable handler for request. Expected one of: []"
         return _error(400, message, "BadRequestError")
 
+    if config.enable_tokenizer_info_endpoint:
+        info = tokenizer_info(Path(core.model_path), config.model, config.chat_template)
+
+        async def tokenizer_info_route(request: Request) -> Response:
+            return JSONResponse(info)
+
     # The core names its own routes (every one a POST).
     routes = [Route(path, native, methods=["POST"]) for path in _native.native_routes()]
     routes += [
@@ -359,6 +383,8 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         Route("/kv_event_sources", kv_event_sources, methods=["GET"]),
         Route("/invocations", invocations, methods=["POST"]),
     ]
+    if config.enable_tokenizer_info_endpoint:
+        routes.append(Route("/tokenizer_info", tokenizer_info_route, methods=["GET"]))
     if not config.disable_docs:
         routes += _doc_routes(routes)
 

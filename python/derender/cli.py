@@ -134,6 +134,19 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         "the template ignores or refuses none",
     )
     serve.add_argument("--trust-request-chat-template", action="store_true")
+    serve.add_argument(
+        "--enable-tokenizer-info-endpoint",
+        action="store_true",
+        help="serve GET /tokenizer_info (the tokenizer's configuration and chat template)",
+    )
+    serve.add_argument(
+        "--enable-log-requests",
+        action="store_true",
+        help="log /tokenize and /detokenize calls (info) and request bodies (debug)",
+    )
+    serve.add_argument(
+        "--max-log-len", type=int, default=None, help="characters of a body logged at most"
+    )
     serve.add_argument("--exclude-tools-when-tool-choice-none", action="store_true")
     serve.add_argument(
         "--tool-parser-plugin", default=None, help="Python file registering tool parsers"
@@ -317,6 +330,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
             None if args.reasoning_effort_map is None else json.dumps(args.reasoning_effort_map)
         ),
         anthropic_disabled_thinking_effort=args.anthropic_disabled_thinking_effort,
+        enable_tokenizer_info_endpoint=args.enable_tokenizer_info_endpoint,
+        enable_log_requests=args.enable_log_requests,
+        max_log_len=args.max_log_len,
     )
 
 

@@ -54,6 +54,9 @@ class ServerConfig:
     generation_config: str = "auto"
     override_generation_config: str | None = None
     reasoning_effort_map: str | None = None
+    enable_tokenizer_info_endpoint: bool = False
+    enable_log_requests: bool = False
+    max_log_len: int | None = None
     anthropic_disabled_thinking_effort: str = "auto"
     # Set by `derender serve --workers N` (N > 1): where workers share their metrics.
     metrics_dir: str | None = None
