@@ -61,7 +61,8 @@ RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
     pip install /wheels/derender-*.whl
 
 # A numeric non-root user, so Kubernetes' runAsNonRoot can verify it.
-RUN useradd --uid 10001 --user-group --create-home --shell /usr/sbin/nologin derender
+RUN groupadd --gid 10001 derender \
+    && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin derender
 USER 10001:10001
 WORKDIR /home/derender
 
