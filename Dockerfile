@@ -28,7 +28,9 @@ ENV RUSTUP_HOME=/usr/local/rustup \
 COPY --from=rust /usr/local/rustup /usr/local/rustup
 COPY --from=rust /usr/local/cargo /usr/local/cargo
 
-# gcc + libc headers: Oniguruma (the regex engine `tokenizers` builds) is C.
+# gcc + libc headers: Oniguruma (the regex engine `tokenizers` builds) is C. Not pinned to a
+# package version: bookworm's mirrors drop superseded ones; the release pins gcc 12.
+# hadolint ignore=DL3008
 RUN apt-get update \
     && apt-get install -y --no-install-recommends gcc libc6-dev \
     && rm -rf /var/lib/apt/lists/*
