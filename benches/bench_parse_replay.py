@@ -1,42 +1,46 @@
 """History replay of a parsed stream: Rust (native core) vs a pure-Python baseline.
 
-    python3 benches/bench_parse_replay.py [--sizes 256 1024 4096] [--repeat 5]
+    python3 -m pytest benches/bench_parse_replay.py --benchmark-only -q
 
 vLLM's streaming chat derender carries the whole output in `stream_state`
 (`output_token_ids` + `output_chunk_lens`); every call builds a fresh parser and feeds it
 every earlier chunk before parsing the new one. This measures one such call at output
-position N (N-1 one-token chunks replayed, then the N-th token), on a realistic
-reasoning-then-tool-call output (qwen3 reasoning + hermes tools):
+position N (N-1 one-token chunks replayed, then the N-th token) for N = 256, 1024, 4096, on a
+realistic reasoning-then-tool-call output (qwen3 reasoning + hermes tools):
 
   native         `core.handle("/v1/chat/completions/derender", body)` with `"stream": true`
                  and the N-1 chunk history (Derenderer with --reasoning-parser qwen3
-                 --tool-call-parser hermes); only the time inside `core.handle` (the body
-                 bytes are built beforehand). Includes request JSON parsing, the replay's
-                 incremental detokenization, and building the answer.
+                 --tool-call-parser hermes); only `core.handle` is timed (the body bytes are
+                 built beforehand). Includes request JSON parsing, the replay's incremental
+                 detokenization, and building the answer.
   python         the same replay in Python: vLLM's incremental detokenization
                  (`PyIncremental` of bench_detok.py, special tokens kept) and vLLM's
                  `DelegatingParser.parse_delta` orchestration over the sample plugins
                  (examples/plugins: qwen3 reasoning split + hermes tool parser).
-  python parse   the same without detokenization (text deltas decoded beforehand).
+  python_parse   the same without detokenization (text deltas decoded beforehand).
   plugin         for scale, not compared: the native call with the two sample plugins
                  registered (--tool-parser-plugin / --reasoning-parser-plugin): the replay
                  runs in Rust and calls the Python parsers for every chunk.
 
-Not part of the test run. Needs `tokenizers` (the `bench` extra).
+Before timing, each size checks that the methods agree (the Python stream assembles to the
+native batch answer; the timed call's delta is the same from native, plugin and the last
+Python step), and every benchmark checks its own answer again. The medians and their
+ratios to `native` are printed at the end (benches/conftest.py). Not part of the test run
+(pytest only collects tests/). Needs `tokenizers` and `pytest-benchmark` (the `bench` extra).
 """
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import importlib.util
 import json
-import statistics
-import sys
-import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bench_detok import PyIncremental
 from corpus import TEXT
 from tokenizers import Tokenizer
@@ -45,6 +49,7 @@ from derender import DEFAULT_MODEL_DIR, Derenderer
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT = "/v1/chat/completions/derender"
+SIZES = (256, 1024, 4096)
 TOOLS = [
     {
         "type": "function",
@@ -129,12 +134,11 @@ def native_body(ids: list[int], prompt: list[int]) -> bytes:
     return json.dumps(body).encode()
 
 
-def native_call(core: Derenderer, raw: bytes) -> tuple[float, dict]:
-    t0 = time.perf_counter()
-    status, out = core.handle(CHAT, raw)
-    spent = time.perf_counter() - t0
+def native_delta(answer: tuple[int, bytes]) -> dict:
+    """The delta of a `core.handle` answer to a `native_body` call."""
+    status, out = answer
     assert status == 200, out
-    return spent, json.loads(out)["chunk"]["choices"][0]["delta"]
+    return json.loads(out)["chunk"]["choices"][0]["delta"]
 
 
 def native_batch(core: Derenderer, ids: list[int], prompt: list[int]) -> dict:
@@ -197,18 +201,22 @@ class PyDelegating:
 
 def python_replay(
     tok: Tokenizer, plugins: tuple[Any, Any], ids: list[int], texts: list[str] | None = None
-) -> tuple[float, list[dict | None]]:
+) -> list[dict | None]:
     """One call: fresh detokenizer and parsers, every chunk fed in order. With `texts`,
     the text deltas are given (no detokenization)."""
     reasoning_cls, tool_cls = plugins
-    t0 = time.perf_counter()
     detok = None if texts is not None else PyIncremental(tok, skip_special_tokens=False)
     parser = PyDelegating(reasoning_cls(tok), tool_cls(tok), CHAT_REQUEST)
     deltas = []
     for i, tid in enumerate(ids):
         text = texts[i] if texts is not None else detok.step(tid)  # type: ignore[union-attr]
         deltas.append(parser.parse_delta(text, [tid]))
-    return time.perf_counter() - t0, deltas
+    return deltas
+
+
+def set_fields(delta: dict | None) -> dict:
+    """A delta without its unset fields (`None`, empty), to compare native and Python."""
+    return {k: v for k, v in (delta or {}).items() if v not in (None, "", [])}
 
 
 def assemble(deltas: list[dict | None]) -> tuple[str, str, str, str]:
@@ -225,29 +233,38 @@ def assemble(deltas: list[dict | None]) -> tuple[str, str, str, str]:
     return reasoning, content, name, args
 
 
-# --- run ----------------------------------------------------------------------------------
+# --- fixtures -----------------------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096])
-    ap.add_argument("--repeat", type=int, default=5, help="timed calls per method and size")
-    args = ap.parse_args(argv)
-
-    core = Derenderer(
+@pytest.fixture(scope="module")
+def core() -> Derenderer:
+    return Derenderer(
         str(DEFAULT_MODEL_DIR),
         served_model_names=["qwen3"],
         reasoning_parser="qwen3",
         tool_call_parser="hermes",
         enable_auto_tool_choice=True,
     )
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
     with gzip.open(DEFAULT_MODEL_DIR / "tokenizer.json.gz") as f:
-        tok = Tokenizer.from_str(f.read().decode())
-    plugins = (
+        return Tokenizer.from_str(f.read().decode())
+
+
+@pytest.fixture(scope="module")
+def plugins() -> tuple[Any, Any]:
+    """The sample plugins' classes: (qwen3 reasoning, hermes tools)."""
+    return (
         load_example("qwen3_reasoning_plugin").Qwen3ReasoningPlugin,
         load_example("hermes_plugin").HermesPlugin,
     )
-    plugin_core = Derenderer(
+
+
+@pytest.fixture(scope="module")
+def plugin_core(plugins: tuple[Any, Any]) -> Derenderer:
+    return Derenderer(
         str(DEFAULT_MODEL_DIR),
         served_model_names=["qwen3"],
         reasoning_parser="qwen3_py",
@@ -256,50 +273,95 @@ def main(argv: list[str] | None = None) -> None:
         reasoning_parser_plugins={"qwen3_py": plugins[0]},
         tool_parser_plugins={"hermes_py": plugins[1]},
     )
+
+
+@dataclass(frozen=True)
+class Case:
+    n: int
+    ids: list[int]
+    raw: bytes  # the native call's body at position n
+    texts: list[str]  # the text delta of each id (for python_parse)
+    delta: dict  # the timed call's delta (its set fields), the same from every method
+
+
+@pytest.fixture(scope="module", params=SIZES, ids=lambda n: f"N={n}")
+def case(
+    request: pytest.FixtureRequest,
+    core: Derenderer,
+    plugin_core: Derenderer,
+    tok: Tokenizer,
+    plugins: tuple[Any, Any],
+) -> Case:
+    """One output size, checked once: every method gives the same answer."""
+    n = request.param
+    ids = output_ids(core, n)
     prompt = core.encode("<|im_start|>user\nPlan it.<|im_end|>\n<|im_start|>assistant\n")
-
-    rows = []
-    for n in args.sizes:
-        ids = output_ids(core, n)
-        # Same answer both ways: the Python stream adds up to the native batch message.
-        _, deltas = python_replay(tok, plugins, ids)
-        reasoning, content, name, arguments = assemble(deltas)
-        message = native_batch(core, ids, prompt)
-        call = message["tool_calls"][0]["function"]
-        assert reasoning == message["reasoning"], "reasoning differs"
-        assert (name, json.loads(arguments)) == (call["name"], json.loads(call["arguments"]))
-        assert content.strip() == (message["content"] or "").strip()
-        # The timed call's own answer agrees too.
-        raw = native_body(ids, prompt)
-        _, native_delta = native_call(core, raw)
-        python_last = deltas[-1] or {}
-        assert native_delta.get("tool_calls") == python_last.get("tool_calls"), (
-            native_delta,
-            python_last,
-        )
-        _, plugin_delta = native_call(plugin_core, raw)
-        assert plugin_delta.get("tool_calls") == python_last.get("tool_calls"), plugin_delta
-        detok = PyIncremental(tok, skip_special_tokens=False)
-        texts = [detok.step(t) for t in ids]
-
-        native_s, python_s, parse_s, plugin_s = [], [], [], []
-        for _ in range(args.repeat):  # interleaved, so load changes hit all alike
-            native_s.append(native_call(core, raw)[0])
-            python_s.append(python_replay(tok, plugins, ids)[0])
-            parse_s.append(python_replay(tok, plugins, ids, texts)[0])
-            plugin_s.append(native_call(plugin_core, raw)[0])
-        med = [statistics.median(x) * 1e3 for x in (native_s, python_s, parse_s, plugin_s)]
-        rows.append((n, *med))
-
-    print(f"one call at output position N (median of {args.repeat}, ms)")
-    heads = ("native", "python", "py parse", "plugin")
-    print(f"{'N':>6}" + "".join(f" {h:>9}" for h in heads) + "  py/native  parse/native")
-    for n, native, python, parse, plugin in rows:
-        print(
-            f"{n:>6} {native:>9.3f} {python:>9.3f} {parse:>9.3f} {plugin:>9.3f}"
-            f" {python / native:>9.1f}x {parse / native:>12.1f}x"
-        )
+    # Same answer both ways: the Python stream adds up to the native batch message.
+    deltas = python_replay(tok, plugins, ids)
+    reasoning, content, name, arguments = assemble(deltas)
+    message = native_batch(core, ids, prompt)
+    call = message["tool_calls"][0]["function"]
+    assert reasoning == message["reasoning"], "reasoning differs"
+    assert (name, json.loads(arguments)) == (call["name"], json.loads(call["arguments"]))
+    assert content.strip() == (message["content"] or "").strip()
+    # The timed call's own answer agrees too (its last id, `</tool_call>`, adds nothing to
+    # the call already streamed: every method answers an empty delta).
+    raw = native_body(ids, prompt)
+    python_last = set_fields(deltas[-1])
+    delta = set_fields(native_delta(core.handle(CHAT, raw)))
+    assert delta == python_last, (delta, python_last)
+    plugin_delta = set_fields(native_delta(plugin_core.handle(CHAT, raw)))
+    assert plugin_delta == python_last, plugin_delta
+    detok = PyIncremental(tok, skip_special_tokens=False)
+    texts = [detok.step(t) for t in ids]
+    assert assemble(python_replay(tok, plugins, ids, texts)) == assemble(deltas)
+    return Case(n, ids, raw, texts, python_last)
 
 
-if __name__ == "__main__":
-    main(sys.argv[1:])
+# --- benchmarks ---------------------------------------------------------------------------
+
+
+def native_fields(answer: tuple[int, bytes]) -> dict:
+    return set_fields(native_delta(answer))
+
+
+def python_fields(deltas: list[dict | None]) -> dict:
+    return set_fields(deltas[-1])
+
+
+def run(
+    benchmark,
+    replay_results: dict[int, dict[str, float]],
+    case: Case,
+    method: str,
+    fn: Callable[[], Any],
+    fields: Callable[[Any], dict],
+) -> None:
+    """Time fn() (one call at position N), check its answer, record the median in ms."""
+    benchmark.group = f"N={case.n}"
+    benchmark.extra_info["n"] = case.n
+    assert fields(benchmark(fn)) == case.delta
+    median_ms = benchmark.stats.stats.median * 1e3
+    benchmark.extra_info["ms_median"] = round(median_ms, 3)
+    replay_results.setdefault(case.n, {})[method] = median_ms
+
+
+def test_native(benchmark, replay_results, core: Derenderer, case: Case) -> None:
+    fn = partial(core.handle, CHAT, case.raw)
+    run(benchmark, replay_results, case, "native", fn, native_fields)
+
+
+def test_python(benchmark, replay_results, tok: Tokenizer, plugins, case: Case) -> None:
+    fn = partial(python_replay, tok, plugins, case.ids)
+    run(benchmark, replay_results, case, "python", fn, python_fields)
+
+
+def test_python_parse(benchmark, replay_results, tok: Tokenizer, plugins, case: Case) -> None:
+    fn = partial(python_replay, tok, plugins, case.ids, case.texts)
+    run(benchmark, replay_results, case, "python_parse", fn, python_fields)
+
+
+def test_plugin(benchmark, replay_results, plugin_core: Derenderer, case: Case) -> None:
+    """Not one of the compared methods: the native replay calling the Python plugins."""
+    fn = partial(plugin_core.handle, CHAT, case.raw)
+    run(benchmark, replay_results, case, "plugin", fn, native_fields)
