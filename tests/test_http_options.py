@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
@@ -207,6 +208,88 @@ def test_enable_log_requests_logs_tokenize_calls_and_bodies_cut_to_max_log_len(c
         logs.SERVER.removeHandler(keep)
         logs.SERVER.setLevel(level)
     assert lines[0] == "Received request tokenize-log-4: params: None, lora_request: None."
-    assert lines[1] == "Request /tokenize JSON body: " + json.dumps(body, separators=(",", ":"))[:20]
-    assert lines[2] == "Request /v1/completions/render JSON body: " + json.dumps(body, separators=(",", ":"))[:20]
+    cut = json.dumps(body, separators=(",", ":"))[:20]
+    assert lines[1] == "Request /tokenize JSON body: " + cut
+    assert lines[2] == "Request /v1/completions/render JSON body: " + cut
     assert len(lines) == 3
+
+
+MIDDLEWARE = """
+from starlette.middleware.base import BaseHTTPMiddleware
+
+
+class Tag(BaseHTTPMiddleware):
+    async def dispatch(self, request, call_next):
+        response = await call_next(request)
+        response.headers["x-order"] = response.headers.get("x-order", "") + "class;"
+        return response
+
+
+async def stamp(request, call_next):
+    response = await call_next(request)
+    response.headers["x-order"] = response.headers.get("x-order", "") + "function;"
+    return response
+
+
+NOT_MIDDLEWARE = 3
+"""
+
+
+def test_middleware_classes_and_functions_wrap_in_order(core, tmp_path, monkeypatch):
+    from derender import user_middleware
+
+    (tmp_path / "site_mw.py").write_text(MIDDLEWARE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with client_with(core, middleware=["site_mw.Tag", "site_mw.stamp"]) as c:
+        answer = c.get("/health")
+    # vLLM adds them in order, so the later one wraps (and stamps after) the earlier.
+    assert answer.headers["x-order"] == "class;function;"
+    with pytest.raises(ValueError, match="Invalid middleware site_mw.NOT_MIDDLEWARE"):
+        user_middleware.load(["site_mw.NOT_MIDDLEWARE"])
+    with pytest.raises(ValueError, match="--middleware nope.Thing: ModuleNotFoundError"):
+        user_middleware.load(["nope.Thing"])
+    with pytest.raises(ValueError, match="not a module.attribute import path"):
+        user_middleware.load(["Thing"])
+
+
+def _certificate(key: Path, cert: Path, name: str) -> None:
+    made = subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", f"/CN={name}", "-keyout", str(key), "-out", str(cert)],
+        capture_output=True,
+    )  # fmt: skip
+    if made.returncode != 0:
+        pytest.skip("no openssl to make a test certificate")
+
+
+def test_ssl_refresh_serves_a_replaced_certificate(tmp_path):
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    _certificate(key, cert, "first")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = ["--port", str(port), "--ssl-keyfile", str(key), "--ssl-certfile", str(cert)]
+    proc = _serve([*args, "--enable-ssl-refresh"])
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+
+    def served_name() -> str:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            with context.wrap_socket(raw) as tls:
+                der = tls.getpeercert(binary_form=True)
+        pem = ssl.DER_cert_to_PEM_cert(der)
+        out = subprocess.run(
+            ["openssl", "x509", "-noout", "-subject"], input=pem.encode(), capture_output=True
+        )
+        return out.stdout.decode().strip().rsplit("=", 1)[-1].strip()
+
+    try:
+        _wait_for(lambda: served_name() == "first", proc)
+        fresh_key, fresh_cert = tmp_path / "key2.pem", tmp_path / "cert2.pem"
+        _certificate(fresh_key, fresh_cert, "second")
+        fresh_key.replace(key)
+        fresh_cert.replace(cert)
+        _wait_for(lambda: served_name() == "second", proc)
+    finally:
+        _stop(proc)

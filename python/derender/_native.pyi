@@ -34,6 +34,7 @@ class Derenderer:
         override_generation_config: str | None = None,
         reasoning_effort_map: str | None = None,
         anthropic_disabled_thinking_effort: str = "auto",
+        hf_overrides: str | None = None,
     ) -> None: ...
     def handle(
         self,

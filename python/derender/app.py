@@ -27,7 +27,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from derender import __version__, _native, logs, openapi
+from derender import __version__, _native, logs, openapi, user_middleware
 from derender._native import Derenderer
 from derender.config import ServerConfig
 from derender.metrics import CoreStats, Metrics, SharedMetrics
@@ -346,7 +346,9 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        return _error(exc.status_code, str(exc.detail), _phrase(exc.status_code))
+        answer = _error(exc.status_code, str(exc.detail), _phrase(exc.status_code))
+        answer.headers.update(exc.headers or {})  # a 405's Allow
+        return answer
 
     async def internal_error(request: Request, exc: Exception) -> Response:
         # Starlette re-raises after answering, so uvicorn logs the traceback.
@@ -415,6 +417,7 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         app.add_middleware(RequestIdMiddleware)
     if config.root_path:
         app.add_middleware(RootPathMiddleware, root_path=config.root_path)
+    user_middleware.add(app, config.middleware)
     # Added last, so it wraps everything (401s included).
     known = frozenset(r.path for r in routes)
     app.add_middleware(ObserveMiddleware, metrics=metrics, routes=known)

@@ -12,9 +12,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from derender import vllm_args
+from derender import ssl_refresh, user_middleware, vllm_args
 from derender.config import (
     ACCEPTED_SECRETS_ENV,
     DEFAULT_MAX_REQUEST_BYTES,
@@ -135,6 +135,12 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument("--trust-request-chat-template", action="store_true")
     serve.add_argument(
+        "--hf-overrides",
+        type=_json_object,
+        default=None,
+        help="JSON object laid over config.json (architecture, model_type, context length)",
+    )
+    serve.add_argument(
         "--enable-tokenizer-info-endpoint",
         action="store_true",
         help="serve GET /tokenizer_info (the tokenizer's configuration and chat template)",
@@ -146,6 +152,13 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument(
         "--max-log-len", type=int, default=None, help="characters of a body logged at most"
+    )
+    serve.add_argument(
+        "--middleware",
+        action="append",
+        default=[],
+        help="ASGI middleware class or `async def f(request, call_next)` by import path "
+        "(repeatable; each wraps the ones before it)",
     )
     serve.add_argument("--exclude-tools-when-tool-choice-none", action="store_true")
     serve.add_argument(
@@ -225,8 +238,24 @@ def _add_http_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument("--ssl-keyfile", default=None)
     serve.add_argument("--ssl-certfile", default=None)
     serve.add_argument("--ssl-ca-certs", default=None)
+    serve.add_argument(
+        "--enable-ssl-refresh",
+        action="store_true",
+        help="reload the certificate files when they change",
+    )
     serve.add_argument("--ssl-cert-reqs", type=int, default=0, help="ssl.CERT_* (0: none)")
     serve.add_argument("--ssl-ciphers", default=None)
+
+
+def _json_object(value: str) -> dict[str, Any]:
+    """A JSON object flag (`--hf-overrides '{"max_position_embeddings": 8192}'`)."""
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError("expected a JSON object")
+    return parsed
 
 
 def _json_list(value: str) -> list[str]:
@@ -333,6 +362,8 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
         enable_tokenizer_info_endpoint=args.enable_tokenizer_info_endpoint,
         enable_log_requests=args.enable_log_requests,
         max_log_len=args.max_log_len,
+        middleware=args.middleware,
+        hf_overrides=None if args.hf_overrides is None else json.dumps(args.hf_overrides),
     )
 
 
@@ -383,6 +414,10 @@ def serve(args: argparse.Namespace) -> None:
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
     _check_tokenizer(args, config.model, core.model_path)
+    try:
+        user_middleware.load(config.middleware)
+    except ValueError as exc:
+        raise SystemExit(f"error: cannot start: {exc}") from None
     loaded = time.monotonic() - started
     print(_startup_line(args, config, core, loaded), file=sys.stderr, flush=True)
     if engine_only:
@@ -413,6 +448,16 @@ def serve(args: argparse.Namespace) -> None:
         ssl_cert_reqs=args.ssl_cert_reqs,
         **({"ssl_ciphers": args.ssl_ciphers} if args.ssl_ciphers else {}),
     )
+    if args.enable_ssl_refresh and args.ssl_keyfile and args.ssl_certfile:
+        if args.workers > 1:
+            raise SystemExit(
+                "error: --enable-ssl-refresh with --workers > 1 is not built: each worker holds "
+                "its own TLS context; use one worker per process"
+            )
+        uv_config.load()  # the SSL context the refresher reloads in place
+        ssl_refresh.CertRefresher(
+            uv_config.ssl, args.ssl_keyfile, args.ssl_certfile, args.ssl_ca_certs
+        ).start()
     if args.workers <= 1:
         uvicorn.Server(uv_config).run()
         return
@@ -446,23 +491,18 @@ _ARCHITECTURE_MODES = {
 }
 
 
-def _auto_tokenizer_mode(model_dir: str) -> str | None:
+def _auto_tokenizer_mode(model_dir: str, hf_overrides: dict[str, Any]) -> str | None:
     """The mode vLLM's `--tokenizer-mode auto` picks when it is not hf, and
     why: a mistral_common checkpoint (`consolidated*.safetensors` beside
     `tekken.json` or `tokenizer.model.v*`), or the architecture."""
     import glob
-    import json
 
     def has(pattern: str) -> bool:
         return bool(glob.glob(os.path.join(glob.escape(model_dir), pattern)))
 
     if has("consolidated*.safetensors") and (has("tekken.json") or has("tokenizer.model.v*")):
         return "mistral (consolidated*.safetensors beside a mistral_common tokenizer)"
-    try:
-        with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
-            architectures = json.load(f).get("architectures") or []
-    except (OSError, ValueError, AttributeError):
-        return None
+    architectures = hf_config(model_dir, hf_overrides).get("architectures") or []
     for arch in architectures if isinstance(architectures, list) else []:
         if arch in _ARCHITECTURE_MODES:
             return f"{_ARCHITECTURE_MODES[arch]} (architecture {arch})"
@@ -479,7 +519,8 @@ def _check_tokenizer(args: argparse.Namespace, model: str, model_dir: str) -> No
             f"error: --tokenizer-mode {args.tokenizer_mode}: derender builds only the hf "
             "tokenizer mode (auto picks it where vLLM does)"
         )
-    picked = _auto_tokenizer_mode(model_dir) if mode == "auto" else None
+    overrides = args.hf_overrides or {}
+    picked = _auto_tokenizer_mode(model_dir, overrides) if mode == "auto" else None
     if picked:
         raise SystemExit(
             f"error: --tokenizer-mode auto: vLLM uses its {picked} tokenizer mode for {model}, "
@@ -502,13 +543,27 @@ def _check_tokenizer(args: argparse.Namespace, model: str, model_dir: str) -> No
             )
 
 
-def _model_type(model_dir: str) -> str | None:
-    """`config.json`'s `model_type` (what picks Harmony), if readable."""
+def hf_config(model_dir: str, hf_overrides: dict[str, Any]) -> dict[str, Any]:
+    """`config.json` (empty if unreadable) with `--hf-overrides` laid over it as
+    vLLM does: an object updates a nested `..._config` field by field, anything
+    else replaces the field (the core applies the same rule)."""
     try:
         config = json.loads((Path(model_dir) / "config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    return config.get("model_type") if isinstance(config, dict) else None
+        config = {}
+    config = config if isinstance(config, dict) else {}
+    for key, value in hf_overrides.items():
+        nested = config.get(key)
+        if key.endswith("_config") and isinstance(nested, dict) and isinstance(value, dict):
+            config[key] = {**nested, **value}
+        else:
+            config[key] = value
+    return config
+
+
+def _model_type(model_dir: str, hf_overrides: dict[str, Any]) -> str | None:
+    """The model's `model_type` (what picks Harmony), if readable."""
+    return hf_config(model_dir, hf_overrides).get("model_type")
 
 
 def _startup_line(
@@ -520,7 +575,7 @@ def _startup_line(
     template = "the model's"
     if args.chat_template:
         template = f"--chat-template {args.chat_template!r:.60}"
-    if _model_type(core.model_path) == "gpt_oss":
+    if _model_type(core.model_path, args.hf_overrides or {}) == "gpt_oss":
         template = "Harmony (gpt_oss; no chat template is read)"
     host = f"[{args.host}]" if ":" in args.host else args.host
     scheme = "https" if args.ssl_certfile else "http"

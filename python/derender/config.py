@@ -55,6 +55,10 @@ class ServerConfig:
     override_generation_config: str | None = None
     reasoning_effort_map: str | None = None
     enable_tokenizer_info_endpoint: bool = False
+    # `--hf-overrides` (a JSON object).
+    hf_overrides: str | None = None
+    # `--middleware` import paths.
+    middleware: list[str] = field(default_factory=list)
     enable_log_requests: bool = False
     max_log_len: int | None = None
     anthropic_disabled_thinking_effort: str = "auto"
@@ -88,6 +92,7 @@ class ServerConfig:
             "override_generation_config": self.override_generation_config,
             "reasoning_effort_map": self.reasoning_effort_map,
             "anthropic_disabled_thinking_effort": self.anthropic_disabled_thinking_effort,
+            "hf_overrides": self.hf_overrides,
             "stream_state_secret": self.stream_state_secret,
             "stream_state_accepted_secrets": self.stream_state_accepted_secrets,
         }

@@ -31,8 +31,14 @@ OPERATIONS: dict[tuple[str, str], tuple[str, str, bool]] = {
     ("post", "/v1/completions/derender"): ("Derender Completion", "derender_completion", True),
     ("post", "/v1/completions/render"): ("Render Completion", "render_completion", True),
     ("post", "/v1/messages/render"): ("Render Messages", "render_messages", True),
+    ("post", "/v1/decisions"): ("Create Decision", "create_decision", True),
     ("get", "/v1/models"): ("Show Available Models", "show_available_models", False),
     ("post", "/v1/responses/render"): ("Render Responses", "render_responses", True),
+    ("post", "/v1/systemone"): (
+        "Create Structured Decision",
+        "create_structured_decision",
+        True,
+    ),
     ("get", "/version"): ("Show Version", "show_version", False),
 }
 

@@ -71,6 +71,11 @@ impl ApiError {
         }
     }
 
+    /// A route vLLM mounts without a handler (`NotImplementedError`, 501).
+    pub fn not_implemented(message: &str) -> Self {
+        Self { status: 501, kind: "NotImplementedError", message: message.to_string(), param: None }
+    }
+
     pub fn internal(message: impl Into<String>) -> Self {
         Self { status: 500, kind: "InternalServerError", message: message.into(), param: None }
     }
@@ -84,8 +89,14 @@ impl ApiError {
     }
 }
 
-/// vLLM's `sanitize_message`: hide filesystem paths and object addresses.
+/// vLLM's `sanitize_message`: hide filesystem paths (under the usual roots,
+/// then any `/a/b.ext`-shaped one: `http://x/y.png` shows as `http:/<path>`).
 pub fn sanitize(message: &str) -> String {
+    file_paths(&rooted_paths(message)).trim().to_string()
+}
+
+/// `/(?:home|usr|...)(?:/[\w.\-]+)+` -> `<path>`.
+fn rooted_paths(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
     let chars: Vec<char> = message.chars().collect();
     let mut i = 0;
@@ -99,7 +110,42 @@ pub fn sanitize(message: &str) -> String {
         out.push(chars[i]);
         i += 1;
     }
-    out.trim().to_string()
+    out
+}
+
+/// `(?:/[\w\-]+)+/[\w\-]+\.\w+` -> `<path>`: two or more `/word` segments,
+/// the last followed by `.` and a word (the extension).
+fn file_paths(message: &str) -> String {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let chars: Vec<char> = message.chars().collect();
+    let mut out = String::with_capacity(message.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let mut end = i;
+        let mut segments = 0;
+        while chars.get(end) == Some(&'/') && chars.get(end + 1).is_some_and(|&c| word(c) || c == '-') {
+            end += 1;
+            while chars.get(end).is_some_and(|&c| word(c) || c == '-') {
+                end += 1;
+            }
+            segments += 1;
+        }
+        let extension = chars.get(end) == Some(&'.') && chars.get(end + 1).is_some_and(|&c| word(c));
+        if segments >= 2 && extension {
+            end += 1;
+            while chars.get(end).is_some_and(|&c| word(c)) {
+                end += 1;
+            }
+            out.push_str("<path>");
+            i = end;
+            continue;
+        }
+        // No match here; a later start inside this run ends the same way, so skip it.
+        let skip = if segments > 0 { end } else { i + 1 };
+        out.extend(&chars[i..skip]);
+        i = skip;
+    }
+    out
 }
 
 const ROOTS: [&str; 9] = ["home", "usr", "opt", "var", "tmp", "root", "lib", "mnt", "srv"];
@@ -142,5 +188,8 @@ mod tests {
     fn paths_are_hidden() {
         assert_eq!(sanitize("The model `/srv/models/x` does not exist."), "The model `<path>` does not exist.");
         assert_eq!(sanitize("The model `nope` does not exist."), "The model `nope` does not exist.");
+        assert_eq!(sanitize("'input': 'http://x/y.png'"), "'input': 'http:/<path>'");
+        assert_eq!(sanitize("a /x/y.tar.gz b"), "a <path>.gz b");
+        assert_eq!(sanitize("/a.b/c.d and /one.txt"), "/a.b/c.d and /one.txt");
     }
 }

@@ -9,10 +9,12 @@
 //! there is no cycle): `error`, `ids`, `pycompat`, `model`, `detok`,
 //! `logprobs`, `stream`, `structured`, `wire`, `stats`, `parse`,
 //! `template`, `served`; then `render` and `derender`, siblings over
-//! `served::Core`; `service` dispatches between them. The PyO3 module in
+//! `served::Core`; `decisions` (two routes answered by validation alone);
+//! `service` dispatches between them. The PyO3 module in
 //! `rust/python` wraps the service, the parser registry (`derender
 //! parsers`) and plugin parsers written in Python.
 
+pub mod decisions;
 pub mod derender;
 pub mod detok;
 pub mod error;

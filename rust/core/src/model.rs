@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokenizers::{Decoder, Tokenizer};
 
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +15,9 @@ pub enum ModelError {
     Load { path: PathBuf, reason: String },
     #[error("model `{id}` is not a directory and is not in the local Hugging Face cache (looked in {looked})")]
     NotFound { id: String, looked: String },
+    /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
+    #[error("--hf-overrides: The text_config extracted from the model config does not have `num_attention_heads` attribute. This indicates a mismatch between the model config and vLLM's expectations. Please ensure that the model config is compatible with vLLM.")]
+    TextConfig,
 }
 
 /// A loaded model: tokenizer and per-id tables built once at startup.
@@ -115,17 +118,34 @@ fn token_text(v: &Value) -> Option<&str> {
 impl Model {
     /// Load a model directory, or resolve a model id from the local HF cache.
     pub fn load(spec: &str) -> Result<Model, ModelError> {
+        Self::load_with(spec, &Map::new())
+    }
+
+    /// `load` with `--hf-overrides` laid over `config.json` (the model's
+    /// architecture, type and context length; not its tokenizer).
+    pub fn load_with(spec: &str, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
         let path = resolve(spec)?;
-        Self::load_dir(&path)
+        Self::load_dir_with(&path, hf_overrides)
     }
 
     pub fn load_dir(dir: &Path) -> Result<Model, ModelError> {
+        Self::load_dir_with(dir, &Map::new())
+    }
+
+    fn load_dir_with(dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
         let mut tokenizer = load_tokenizer(dir)?;
         let tok_config = read_json(&dir.join("tokenizer_config.json"))?;
         let special_map = read_json(&dir.join("special_tokens_map.json"))?;
         register_named_specials(&mut tokenizer, &tok_config, &special_map);
         let gen_config = read_json(&dir.join("generation_config.json"))?;
-        let config = read_json(&dir.join("config.json"))?;
+        let mut config = read_json(&dir.join("config.json"))?;
+        if !hf_overrides.is_empty() {
+            apply_hf_overrides(&mut config, hf_overrides);
+            let text_config = config.get("text_config").filter(|t| t.is_object());
+            if text_config.is_some_and(|t| t.get("num_attention_heads").is_none()) {
+                return Err(ModelError::TextConfig);
+            }
+        }
 
         let vocab_len = tokenizer.get_vocab_size(true);
         let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| tokenizer.id_to_token(id)).collect();
@@ -334,6 +354,26 @@ fn has_tokenizer(dir: &Path) -> bool {
 
 /// vLLM's `_get_and_verify_max_len`: the smallest length key the config
 /// declares (rope scaling factors aside).
+/// vLLM's `hf_overrides`: an object value updates a nested config of that
+/// name (`text_config`, `..._config`) field by field
+/// (`_apply_dict_overrides`); anything else replaces the field.
+pub fn apply_hf_overrides(config: &mut Value, overrides: &Map<String, Value>) {
+    if !config.is_object() {
+        *config = Value::Object(Map::new());
+    }
+    let Some(fields) = config.as_object_mut() else { return };
+    for (key, value) in overrides {
+        match (fields.get_mut(key), value) {
+            (Some(Value::Object(nested)), Value::Object(update)) if key.ends_with("_config") => {
+                nested.extend(update.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+            _ => {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+    }
+}
+
 fn derive_max_len(config: &Value) -> Option<usize> {
     let keys = [
         "max_position_embeddings",

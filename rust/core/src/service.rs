@@ -26,11 +26,13 @@ pub enum Route {
     MessagesRender,
     Tokenize,
     Detokenize,
+    Decisions,
+    SystemOne,
 }
 
 impl Route {
     /// Every native route, in the order the HTTP layer mounts them.
-    pub const ALL: [Route; 8] = [
+    pub const ALL: [Route; 10] = [
         Route::ChatDerender,
         Route::CompletionDerender,
         Route::ChatRender,
@@ -39,6 +41,8 @@ impl Route {
         Route::MessagesRender,
         Route::Tokenize,
         Route::Detokenize,
+        Route::Decisions,
+        Route::SystemOne,
     ];
 
     /// The route's HTTP path (every one is a `POST`).
@@ -52,6 +56,8 @@ impl Route {
             Route::MessagesRender => "/v1/messages/render",
             Route::Tokenize => "/tokenize",
             Route::Detokenize => "/detokenize",
+            Route::Decisions => "/v1/decisions",
+            Route::SystemOne => "/v1/systemone",
         }
     }
 
@@ -154,6 +160,8 @@ impl Derenderer {
             Route::MessagesRender => ok_json(&self.core.messages_render(value.as_ref(), request_id)?),
             Route::Tokenize => ok_json(&self.core.tokenize(value.as_ref())?),
             Route::Detokenize => ok_json(&self.core.detokenize(value.as_ref())?),
+            Route::Decisions => Err(crate::decisions::decisions(value.as_ref())),
+            Route::SystemOne => Err(crate::decisions::systemone(value.as_ref())),
         }
     }
 }

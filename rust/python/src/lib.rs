@@ -49,6 +49,7 @@ impl Derenderer {
         override_generation_config=None,
         reasoning_effort_map=None,
         anthropic_disabled_thinking_effort="auto",
+        hf_overrides=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -77,6 +78,7 @@ impl Derenderer {
         override_generation_config: Option<&str>,
         reasoning_effort_map: Option<&str>,
         anthropic_disabled_thinking_effort: &str,
+        hf_overrides: Option<&str>,
     ) -> PyResult<Self> {
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut registry = Registry::default();
@@ -90,7 +92,13 @@ impl Derenderer {
             let factory = plugin::PyReasoningFactory::new(&name, class)?;
             registry.add_reasoning(name, Arc::new(factory));
         }
-        let loaded = py.detach(|| Model::load(model)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let overrides = match hf_overrides.map(serde_json::from_str::<serde_json::Value>) {
+            None | Some(Ok(serde_json::Value::Null)) => serde_json::Map::new(),
+            Some(Ok(serde_json::Value::Object(map))) => map,
+            Some(_) => return Err(PyValueError::new_err("--hf-overrides must be a JSON object")),
+        };
+        let loaded =
+            py.detach(|| Model::load_with(model, &overrides)).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let flags = Flags {
             served_model_names: served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]),
             max_model_len,

@@ -9,8 +9,10 @@ use crate::pycompat::repr::{repr_float, repr_str};
 
 /// One segment of an error location.
 #[derive(Clone, Copy)]
-pub enum Seg {
+pub enum Seg<'a> {
     Name(&'static str),
+    /// A key of a `dict[str, Model]` field.
+    Key(&'a str),
     Index(usize),
 }
 
@@ -18,7 +20,7 @@ pub enum Seg {
 /// error has to be reported.
 #[derive(Clone, Copy)]
 pub struct Loc<'a> {
-    seg: Seg,
+    seg: Seg<'a>,
     parent: Option<&'a Loc<'a>>,
 }
 
@@ -32,12 +34,16 @@ impl<'a> Loc<'a> {
     pub fn index(&'a self, i: usize) -> Loc<'a> {
         Loc { seg: Seg::Index(i), parent: Some(self) }
     }
+    pub fn key(&'a self, key: &'a str) -> Loc<'a> {
+        Loc { seg: Seg::Key(key), parent: Some(self) }
+    }
     fn render(&self) -> String {
         let mut segs = Vec::new();
         let mut cur = Some(self);
         while let Some(l) = cur {
             segs.push(match l.seg {
                 Seg::Name(n) => n.to_string(),
+                Seg::Key(k) => k.to_string(),
                 Seg::Index(i) => i.to_string(),
             });
             cur = l.parent;
