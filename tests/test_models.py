@@ -39,6 +39,18 @@ def test_model_id_resolves_from_hf_home(tmp_path, monkeypatch):
     assert Derenderer("org/name").max_model_len == 40960
 
 
+def test_download_dir_is_the_cache_a_model_id_is_found_in(tmp_path, monkeypatch):
+    """vLLM loads a model id's tokenizer with cache_dir=--download-dir."""
+    from derender.cli import use_download_dir
+
+    snapshot = make_hub_cache(tmp_path / "downloads", "org/elsewhere")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "default"))
+    with pytest.raises(ValueError):
+        Derenderer("org/elsewhere")
+    use_download_dir(str(tmp_path / "downloads"))
+    assert Derenderer("org/elsewhere").model_path == str(snapshot)
+
+
 def test_missing_model_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     with pytest.raises(ValueError) as err:

@@ -199,6 +199,11 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
     serve.add_argument(
         "--tokenizer-mode", default="auto", help="auto or hf (the modes derender builds)"
     )
+    serve.add_argument(
+        "--download-dir",
+        default=None,
+        help="the Hugging Face cache a model id is found in (instead of $HF_HUB_CACHE)",
+    )
     serve.add_argument("--revision", default=None, help=argparse.SUPPRESS)
     serve.add_argument("--tokenizer-revision", default=None, help=argparse.SUPPRESS)
     serve.add_argument(
@@ -245,6 +250,14 @@ def _add_http_arguments(serve: argparse.ArgumentParser) -> None:
     )
     serve.add_argument("--ssl-cert-reqs", type=int, default=0, help="ssl.CERT_* (0: none)")
     serve.add_argument("--ssl-ciphers", default=None)
+
+
+def use_download_dir(download_dir: str | None) -> None:
+    """`--download-dir`: vLLM loads a model id's tokenizer with `cache_dir` set
+    to it, so that cache replaces the default one (for this process and its
+    workers, which inherit the environment)."""
+    if download_dir:
+        os.environ["HF_HUB_CACHE"] = download_dir
 
 
 def _json_object(value: str) -> dict[str, Any]:
@@ -407,6 +420,7 @@ def serve(args: argparse.Namespace) -> None:
             f"error: {', '.join(refused)}: read by vLLM's render server and not built in "
             "derender; remove it or give vLLM's default"
         )
+    use_download_dir(args.download_dir)
     config = config_from_args(args)
     started = time.monotonic()
     try:  # Fail fast, with the reason, before uvicorn starts any worker.

@@ -189,7 +189,8 @@ def _spelling(flag: dict[str, Any]) -> str:
 # the model's dtype and quantization (weights), multimodal processing caches
 # and worker pools (derender renders text only and refuses media), remote
 # code (derender runs none: it reads tokenizer.json), uvicorn's own logging
-# (derender's --log-level sets it).
+# (derender's --log-level sets it), the Hub token (derender reads local files
+# only and never calls the Hub).
 _NO_EFFECT_HERE = frozenset(
     {
         "dtype",
@@ -202,6 +203,7 @@ _NO_EFFECT_HERE = frozenset(
         "mm_shm_cache_max_object_size_mb",
         "uvicorn_log_level",
         "disable_uvicorn_access_log",
+        "hf_token",
     }
 )
 
