@@ -122,7 +122,9 @@ class StreamParser:
     call would (its chunk's choice), with the parsers kept live in memory.
     Needs a core with a reasoning or tool-call parser; `prompt_token_ids`
     as the server needs it; `stream_state` continues a stream a server (or
-    `snapshot()`) left. Refusals raise `derender.errors.DerenderError`."""
+    `snapshot()`) left. Refusals raise `derender.errors.DerenderError`.
+    One stream is one object, used from the thread that made it (a stream
+    moves between threads or processes through `snapshot()`)."""
 
     def __init__(
         self,
