@@ -44,7 +44,7 @@ fn tags_match_vllms_apply_structural_tag() {
     for case in &cases {
         assert!(case.get("error").is_none(), "vLLM raised: {case}");
         let o = request(case);
-        let ctx = ChatContext::from_request(&o, &Map::new());
+        let ctx = ChatContext::from_request(&o, &Default::default());
         let params_in = request_params(&o);
         assert_eq!(params_in.as_ref().unwrap_or(&Value::Null), &case["request_params"], "request params: {case}");
         let format = request_format(params_in.as_ref());

@@ -251,7 +251,7 @@ mod tests {
 
     #[test]
     fn batch_reads_closed_and_open_calls() {
-        let ctx = ChatContext::from_request(&Map::new(), &Map::new());
+        let ctx = ChatContext::from_request(&Map::new(), &Default::default());
         let text = " hi <start_function_call>call:f{a:<escape>1<escape>}<end_function_call>\
             <start_function_call>call:g{b:<escape>2<escape>";
         let got = FunctionGemmaParser::default().extract_tool_calls(text, &ctx);
@@ -262,7 +262,7 @@ mod tests {
 
     #[test]
     fn streams_the_name_then_growing_arguments() {
-        let ctx = ChatContext::from_request(&Map::new(), &Map::new());
+        let ctx = ChatContext::from_request(&Map::new(), &Default::default());
         let mut p = FunctionGemmaParser::default();
         let chunks = ["ok ", "<start_function_call>", "call:f{", "a:<escape>1<escape>", ",b:<escape>2<escape>}", "<end_function_call>"];
         let mut previous = String::new();

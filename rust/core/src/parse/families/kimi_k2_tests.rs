@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::*;
 use crate::model::Model;
@@ -41,7 +41,7 @@ fn ctx_with(extra: Value) -> ChatContext {
     if let (Some(r), Some(e)) = (req.as_object_mut(), extra.as_object()) {
         r.extend(e.clone());
     }
-    ChatContext::from_request(req.as_object().expect("object"), &Map::new())
+    ChatContext::from_request(req.as_object().expect("object"), &Default::default())
 }
 
 fn ctx() -> ChatContext {

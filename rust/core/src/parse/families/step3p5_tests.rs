@@ -50,7 +50,7 @@ fn ctx_with(extra: Value) -> ChatContext {
     if let Value::Object(o) = extra {
         req.extend(o);
     }
-    ChatContext::from_request(&req, &Map::new())
+    ChatContext::from_request(&req, &Default::default())
 }
 
 fn ctx() -> ChatContext {
@@ -202,7 +202,7 @@ fn names_resolve_and_render_keeps_special_tokens_with_the_qwen_coder_tag() {
     let s = spec();
     assert!(s.has_tool());
     // Engine reasoning parsers keep special tokens even without tools.
-    let plain = ChatContext::from_request(&Map::new(), &Map::new());
+    let plain = ChatContext::from_request(&Map::new(), &Default::default());
     assert_eq!(s.render_adjustments(&plain, &Absent), (true, None));
     let (keep, structured) = s.render_adjustments(&ctx_with(json!({"tool_choice": "required"})), &Absent);
     assert!(keep);

@@ -268,7 +268,7 @@ mod tests {
         let tools = json!([{"type": "function", "function": {"name": "f", "parameters": {"type": "object",
             "properties": {"n": {"type": "integer"}, "x": {"type": "number"}, "b": {"type": "boolean"}}}}}]);
         let req: Map<String, Value> = json!({"tools": tools}).as_object().cloned().unwrap_or_default();
-        ChatContext::from_request(&req, &Map::new())
+        ChatContext::from_request(&req, &Default::default())
     }
 
     fn call(name: &str, params: &str) -> String {
