@@ -30,7 +30,7 @@ EXHAUSTIVE = bool(os.environ.get("DERENDER_EXHAUSTIVE"))
 STREAM_SAMPLE = 3
 # The unseen corpora's streams (each output at four chunkings): one in
 # UNSEEN_STREAM_SAMPLE in the normal run, all in the slow run.
-UNSEEN_STREAM_SAMPLE = 4
+UNSEEN_STREAM_SAMPLE = 6
 
 
 # Streams longer than LONG_STREAM calls are sampled LONG_STREAM_THINNING
