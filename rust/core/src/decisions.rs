@@ -21,9 +21,6 @@ pub fn decisions(body: Option<&Value>) -> ApiError {
         Ok(o) => o,
         Err(e) => return e,
     };
-    if let Err(e) = check_cache_salt(o) {
-        return e;
-    }
     let root = Loc::root("body");
     let mut errs = Errors::default();
     let field = |k: &str| o.get(k);
@@ -55,9 +52,6 @@ pub fn systemone(body: Option<&Value>) -> ApiError {
         Ok(o) => o,
         Err(e) => return e,
     };
-    if let Err(e) = check_cache_salt(o) {
-        return e;
-    }
     let root = Loc::root("body");
     let mut errs = Errors::default();
     let whole = Value::Object(o.clone());
@@ -121,9 +115,12 @@ fn answer(errs: Errors, not_implemented: &str) -> ApiError {
     errs.into_api_error()
 }
 
-/// The body as an object; `null` is a missing body, as FastAPI reads it.
+/// The body as an object (`null` is a missing body, as FastAPI reads it),
+/// after both models' `cache_salt` before-validator.
 fn request_object(body: Option<&Value>) -> Result<&Map<String, Value>, ApiError> {
-    crate::render::body_object(body.filter(|b| !b.is_null()))
+    let o = crate::render::body_object(body.filter(|b| !b.is_null()))?;
+    check_cache_salt(o)?;
+    Ok(o)
 }
 
 /// `DecisionRequest.input`: `InputText | list[DecisionInputMessage]`.
