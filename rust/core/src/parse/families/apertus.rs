@@ -203,7 +203,10 @@ impl ApertusParser {
         }
         let json = &current[PREFIX.len()..suffix.or(json_end).unwrap_or(current.len())];
         let calls = self.calls(json, !inside)?;
-        if calls.is_empty() && content.is_empty() {
+        // vLLM builds `DeltaMessage(tool_calls=None)` when no call moved,
+        // which pydantic refuses; the exception drops the delta, content
+        // and all.
+        if calls.is_empty() {
             return Ok(None);
         }
         Ok(Some(Delta { content: (!content.is_empty()).then_some(content), tool_calls: calls, ..Default::default() }))
@@ -329,5 +332,13 @@ mod tests {
         let args: String = calls.iter().filter_map(|c| c.2.clone()).collect();
         assert_eq!(calls[0], (0, Some("f".into()), Some(String::new())));
         assert_eq!(args, r#"{"a": 12, "b": "x"}"#);
+    }
+
+    #[test]
+    fn text_in_the_prefix_delta_is_dropped_until_a_call_moves() {
+        // vLLM's delta without a call fails pydantic and is dropped whole.
+        let (content, calls) = stream(&["Sure.", " one.\n\n<|tools_prefix|>\n{\"", "f\": {\"a\": 1}}"]);
+        assert_eq!(content, "Sure.");
+        assert_eq!(calls[0], (0, Some("f".into()), Some(String::new())));
     }
 }
