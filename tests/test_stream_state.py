@@ -10,7 +10,7 @@ import random
 from contextlib import ExitStack
 
 import pytest
-from calls import CHAT, PROMPT, STATE_FORMAT, assemble, post
+from calls import CHAT, PROMPT, STATE_FORMAT, assemble, config_core, post
 from workers import Connection, connections_to_two_workers
 
 from derender import DEFAULT_MODEL_DIR, Derenderer
@@ -313,3 +313,51 @@ def test_replay_mode_with_a_secret_signs_vllms_history(compact):
     assert got == want
     assert state["mac"] and payload(state)["kind"] == "history"
     assert payload(state)["state"]["output_token_ids"] == ids
+
+
+def test_a_stream_that_reads_the_prompt_remembers_it_or_replays_it():
+    """poolside_v1's stream reads the prompt as vLLM's does: one that closed
+    thinking makes the whole output content, where batch splits reasoning out.
+    A compact state remembers the first call's answer; a history replay reads
+    the prompt again on every call, so there each call needs it (vLLM's 400)."""
+    compact, replay = config_core("poolside_v1"), config_core("poolside_v1", "--stream-state-mode", "replay")
+    status, out = post(compact, "/tokenize", {"prompt": "Plan.</think>Answer.", "add_special_tokens": False})
+    assert status == 200, out
+    ids = out["tokens"]
+    closed = post(compact, "/tokenize", {"prompt": "<assistant></think>", "add_special_tokens": False})[1]["tokens"]
+    request = {"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"enable_thinking": True}}
+
+    def call(core, k, state, prompt):
+        finish = "stop" if k == len(ids) - 1 else None
+        generate = {"request_id": "s", "choices": [{"index": 0, "token_ids": [ids[k]], "finish_reason": finish}]}
+        body = {"stream": True, "generate_chunk": generate, "stream_state": state, "chat_request": request}
+        if prompt:
+            body["prompt_token_ids"] = [*PROMPT, *closed]
+        return post(core, CHAT, body)
+
+    for core in (compact, replay):
+        state, content, reasoning = None, "", ""
+        for k in range(len(ids)):
+            status, out = call(core, k, state, prompt=True)
+            assert status == 200, out
+            state = out["stream_state"]
+            delta = out["chunk"]["choices"][0]["delta"]
+            content += delta.get("content") or ""
+            reasoning += delta.get("reasoning") or ""
+        assert (content, reasoning) == ("Plan.</think>Answer.", ""), core
+    status, first = call(compact, 0, None, prompt=True)
+    status, later = call(compact, 1, first["stream_state"], prompt=False)
+    assert status == 200 and later["chunk"]["choices"][0]["delta"]["content"], later
+    status, first = call(replay, 0, None, prompt=True)
+    status, later = call(replay, 1, first["stream_state"], prompt=False)
+    assert status == 400 and "prompt_token_ids is required" in later["error"]["message"], later
+    batch = post(
+        compact,
+        "/v1/chat/completions/derender",
+        {
+            "generate_response": {"request_id": "b", "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}]},
+            "chat_request": request,
+            "prompt_token_ids": [*PROMPT, *closed],
+        },
+    )[1]
+    assert batch["choices"][0]["message"]["reasoning"] == "Plan.", batch

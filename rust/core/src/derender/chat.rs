@@ -5,7 +5,7 @@ use crate::detok::Window;
 use crate::error::ApiError;
 use crate::ids::now;
 use crate::logprobs::{self, ChatLogprobs, LogprobError};
-use crate::parse::ChatContext;
+use crate::parse::{ChatContext, ParserSpec};
 use crate::served::Core;
 use crate::stats::Stats;
 use crate::stream::{Opened, Outgoing, Payload};
@@ -180,8 +180,12 @@ impl Core {
             return Err(ApiError::bad_request(PARSER_NEEDS_CHAT_REQUEST));
         }
         let opened = self.open_state(req)?;
-        // Streams on our own state need the prompt only on their first call.
-        let remembers_prompt = opened.as_ref().is_some_and(|o| o.prompt_len().is_some());
+        // Streams on our own state need the prompt only on their first call,
+        // unless a history replays a parser that reads it (each call's
+        // replay reads the prompt again).
+        let replays_prompt = parser.is_some_and(ParserSpec::stream_follows_vllm)
+            && matches!(opened, Some(Opened::Ours(Payload::History { .. })));
+        let remembers_prompt = opened.as_ref().is_some_and(|o| o.prompt_len().is_some()) && !replays_prompt;
         if parser.is_some() && req.prompt_token_ids.is_none() && !remembers_prompt {
             return Err(ApiError::bad_request(
                 "prompt_token_ids is required when a tool or reasoning parser is configured. Without it parse_delta cannot tell whether the prompt left reasoning open (e.g. a chat template that pre-opens <think>) and would misclassify reasoning content as plain content.",

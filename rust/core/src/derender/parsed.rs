@@ -247,13 +247,13 @@ impl Core {
     }
 }
 
-/// With a reasoning parser, the engine reports the prompt on the first
-/// chunk only and a history state cannot carry it, so every call replays
-/// without it: the answer stays the same on every call and matches the
-/// batch answer for the same output (vLLM's stream uses the request's
-/// `prompt_token_ids` and can disagree with its batch).
+/// With a reasoning parser, streams ignore the prompt unless the family
+/// says its stream reads it: the answer then matches the batch answer for
+/// the same output (vLLM's stream uses the request's `prompt_token_ids`
+/// and can disagree with its batch). Every call carries the same prompt,
+/// so a history replay answers as the first call did.
 fn parser_prompt<'a>(spec: &ParserSpec, prompt: Option<&'a [i64]>) -> Option<&'a [i64]> {
-    if spec.has_reasoning() {
+    if spec.has_reasoning() && !spec.stream_follows_vllm() {
         None
     } else {
         prompt

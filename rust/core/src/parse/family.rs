@@ -94,6 +94,14 @@ pub trait ReasoningParserFactory: Send + Sync {
     fn unified(&self) -> Option<&dyn UnifiedFactory> {
         None
     }
+    /// Streams follow vLLM's stream where it disagrees with batch: they
+    /// settle the parser's start from the request's prompt ids
+    /// (`is_reasoning_end(prompt)`), and `<think>` families keep a start
+    /// marker that arrives inside a longer delta. Off by default: batch
+    /// never reads the prompt, and those streams assemble to batch.
+    fn stream_follows_vllm(&self) -> bool {
+        false
+    }
 }
 
 /// Checks a model's vocabulary and makes the factory; the error is the

@@ -116,6 +116,11 @@ impl ParserSpec {
         self.reasoning.is_some()
     }
 
+    /// See `ReasoningParserFactory::stream_follows_vllm`.
+    pub fn stream_follows_vllm(&self) -> bool {
+        self.reasoning.as_ref().is_some_and(|r| r.stream_follows_vllm())
+    }
+
     pub fn has_tool(&self) -> bool {
         self.tool.is_some()
     }

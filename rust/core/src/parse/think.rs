@@ -22,12 +22,15 @@ pub struct ThinkParser {
     /// Markers in earlier chunks (vLLM looks for them in all ids so far).
     seen_start: bool,
     seen_end: bool,
+    /// vLLM's stream keeps a start marker inside a longer delta as
+    /// reasoning text (`ReasoningParserFactory::stream_follows_vllm`).
+    pub keeps_start_marker: bool,
 }
 
 impl ThinkParser {
     pub fn new(start: &str, end: &str, start_id: i64, end_id: i64) -> ThinkParser {
         let (start, end) = (start.to_string(), end.to_string());
-        ThinkParser { start, end, start_id, end_id, seen_start: false, seen_end: false }
+        ThinkParser { start, end, start_id, end_id, seen_start: false, seen_end: false, keeps_start_marker: false }
     }
 
     /// `BaseThinkingReasoningParser.extract_reasoning_streaming`.
@@ -58,6 +61,9 @@ impl ThinkParser {
             }
             // vLLM keeps the literal start marker (and any text before it)
             // when it arrives inside a longer delta; batch drops both.
+            if self.keeps_start_marker {
+                return delta(Some(d.to_string()), None);
+            }
             let start = d.find(&self.start).map_or(0, |i| i + self.start.len());
             return delta(Some(d[start..].to_string()), None);
         }
@@ -246,16 +252,26 @@ pub struct ThinkFamily {
     pub ids: [i64; 2],
     pub switch: Switch,
     pub turn_start: Option<i64>,
+    /// See `ReasoningParserFactory::stream_follows_vllm`.
+    pub stream_follows_vllm: bool,
 }
 
 impl ThinkFamily {
     /// `<think>` / `</think>` under `switch`.
     pub fn think(ids: [i64; 2], switch: Switch) -> ThinkFamily {
-        ThinkFamily { markers: ["<think>".into(), "</think>".into()], ids, switch, turn_start: None }
+        ThinkFamily {
+            markers: ["<think>".into(), "</think>".into()],
+            ids,
+            switch,
+            turn_start: None,
+            stream_follows_vllm: false,
+        }
     }
 
     fn parser(&self) -> ThinkParser {
-        ThinkParser::new(&self.markers[0], &self.markers[1], self.ids[0], self.ids[1])
+        let mut parser = ThinkParser::new(&self.markers[0], &self.markers[1], self.ids[0], self.ids[1]);
+        parser.keeps_start_marker = self.stream_follows_vllm;
+        parser
     }
 }
 
@@ -268,6 +284,10 @@ impl ReasoningParserFactory for ThinkFamily {
             kwargs.insert("thinking".into(), true.into());
             kwargs.insert("enable_thinking".into(), true.into());
         }
+    }
+
+    fn stream_follows_vllm(&self) -> bool {
+        self.stream_follows_vllm
     }
 
     fn create(&self, ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {

@@ -26,7 +26,7 @@ const NEEDS: &str = "<think{S}>, </think{S}> as single tokens (S: the checkpoint
 fn think(model: &Model, suffix: &str, switch: Switch, reason: &str) -> Result<ThinkFamily, String> {
     let markers = [format!("<think{suffix}>"), format!("</think{suffix}>")];
     let ids = token_ids(model, [markers[0].as_str(), markers[1].as_str()], reason)?;
-    Ok(ThinkFamily { markers, ids, switch, turn_start: None })
+    Ok(ThinkFamily { markers, ids, switch, turn_start: None, stream_follows_vllm: false })
 }
 
 /// HY3: `tokenizer_config.json`'s `token_suffix` (none when unset).

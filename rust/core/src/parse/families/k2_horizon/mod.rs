@@ -50,6 +50,12 @@ impl Vocab {
 }
 
 impl ReasoningParserFactory for Vocab {
+    /// vLLM's stream reads the prompt: one that closed its think block
+    /// (thinking off) starts the output in content.
+    fn stream_follows_vllm(&self) -> bool {
+        true
+    }
+
     fn create(&self, ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
         let effort = ctx.template_kwargs.get("reasoning_effort").cloned().unwrap_or(Value::from("high"));
         let found = EFFORTS.iter().find(|(name, _, _)| effort.as_str() == Some(*name));

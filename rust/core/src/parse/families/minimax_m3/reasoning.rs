@@ -36,6 +36,12 @@ impl Factory {
 
 
 impl ReasoningParserFactory for Factory {
+    /// vLLM's stream reads the prompt, whose last marker settles the start
+    /// (the template's instructions close a think block in every prompt).
+    fn stream_follows_vllm(&self) -> bool {
+        true
+    }
+
     fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
         let initial = ctx.template_kwargs.get("thinking_mode") == Some(&Value::String("enabled".into()));
         Box::new(MiniMaxM3 {

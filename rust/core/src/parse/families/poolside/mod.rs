@@ -23,6 +23,9 @@ static REASONING: ReasoningFamily = Family {
         let [assistant] = token_ids(model, ["<assistant>"], "Tokenizer must contain '<assistant>' token")?;
         let mut family = ThinkFamily::think(think_ids(model)?, Switch::OnRequest);
         family.turn_start = Some(assistant);
+        // vLLM's stream reads the prompt: with thinking off (the default)
+        // it ends in `<assistant></think>`, and the output starts in content.
+        family.stream_follows_vllm = true;
         Ok(Arc::new(family))
     },
 };
