@@ -94,6 +94,12 @@ struct Step3 {
 }
 
 impl ReasoningParserFactory for Step3 {
+    /// vLLM's stream takes reasoning as ended by any `</think>` in the
+    /// prompt (an earlier turn's included).
+    fn stream_follows_vllm(&self) -> bool {
+        true
+    }
+
     fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
         Box::new(Step3Reasoning { end_id: self.end_id, ended: false })
     }

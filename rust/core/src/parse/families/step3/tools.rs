@@ -190,10 +190,6 @@ impl Step3ToolParser {
 }
 
 impl ToolParser for Step3ToolParser {
-    fn completes_to_batch(&self) -> bool {
-        true
-    }
-
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }
