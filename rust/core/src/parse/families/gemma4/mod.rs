@@ -70,9 +70,9 @@ fn config(thinking: bool) -> &'static EngineConfig {
         strip_trailing_reasoning_whitespace: true,
         arg_syntax: Some(&args::ARGS),
         validate_tool_names: false,
-        // Batch strips a call's name; so do streams here, where vLLM's
-        // sends it as written.
-        strip_tool_names: true,
+        // Batch strips a call's name; streams send it as written, as
+        // vLLM's do.
+        strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
         strip_content_whitespace_with_tools: true,
     })
