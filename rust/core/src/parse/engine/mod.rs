@@ -112,6 +112,10 @@ pub struct EngineConfig {
     pub drop_whitespace_only_content_before_tools: bool,
     /// Batch content next to tool calls is stripped.
     pub strip_content_whitespace_with_tools: bool,
+    /// Streams send text after a streamed call when vLLM's stream does
+    /// (later, with a following delta), where batch drops it. Off: such
+    /// text is dropped, as batch drops it.
+    pub stream_text_after_calls: bool,
 }
 
 /// How a family writes tool arguments: vLLM's `arg_converter` and the

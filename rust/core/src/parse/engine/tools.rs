@@ -441,8 +441,9 @@ impl EngineTools {
             match e.kind {
                 // Batch drops all text after the first tool event once a call
                 // is returned; vLLM's stream sends it later (a chunking bug),
-                // so once a call has streamed, later text is dropped here.
-                EventType::TextChunk if self.call_sent() => {}
+                // so once a call has streamed, later text is dropped here
+                // unless the family follows vLLM's stream.
+                EventType::TextChunk if self.call_sent() && !self.config.stream_text_after_calls => {}
                 EventType::TextChunk if seen_tool => self.deferred_content.push_str(&e.value),
                 EventType::TextChunk => content_parts.push(e.value),
                 EventType::ReasoningChunk => reasoning.push_str(&e.value),
@@ -470,7 +471,7 @@ impl EngineTools {
         if deltas.len() > 1 {
             deltas = coalesce(deltas);
         }
-        if self.call_sent() {
+        if self.call_sent() && !self.config.stream_text_after_calls {
             // Text deferred after this chunk's tool events, before its call
             // was named: batch drops it too.
             self.deferred_content.truncate(carried.len().min(self.deferred_content.len()));

@@ -67,6 +67,7 @@ fn build(thinking: bool) -> EngineConfig {
         strip_tool_names: true,
         drop_whitespace_only_content_before_tools: true,
         strip_content_whitespace_with_tools: true,
+        stream_text_after_calls: false,
     }
 }
 

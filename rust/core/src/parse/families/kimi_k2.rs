@@ -78,6 +78,7 @@ fn build(thinking: bool) -> EngineConfig {
         // content is dropped).
         drop_whitespace_only_content_before_tools: true,
         strip_content_whitespace_with_tools: false,
+        stream_text_after_calls: false,
     }
 }
 

@@ -99,6 +99,7 @@ fn config(thinking: bool) -> &'static EngineConfig {
             strip_tool_names: false,
             drop_whitespace_only_content_before_tools: true,
             strip_content_whitespace_with_tools: false,
+            stream_text_after_calls: false,
         }
     })
 }

@@ -35,6 +35,7 @@ pub fn step5_tool_config() -> &'static EngineConfig {
         turn_boundary_tokens: Vec::new(),
         drop_whitespace_only_content_before_tools: false,
         strip_content_whitespace_with_tools: false,
+        stream_text_after_calls: false,
         ..super::qwen3::qwen3_grammar(false)
     })
 }

@@ -78,6 +78,7 @@ fn config() -> &'static EngineConfig {
             strip_tool_names: true,
             drop_whitespace_only_content_before_tools: true,
             strip_content_whitespace_with_tools: false,
+            stream_text_after_calls: false,
         }
     })
 }
