@@ -78,6 +78,13 @@ pub trait UnifiedParser: Snapshot + Send {
     fn parse_delta(&mut self, text: &str, ids: &[i64], prompt: Option<&[i64]>, finished: bool) -> Option<Delta>;
     /// `is_reasoning_end` on the prompt's ids.
     fn is_reasoning_end(&self, ids: &[i64]) -> bool;
+    /// Whether `token`'s text, after `before` in the next chunk, completes
+    /// a delimiter and shows none of its text: a stop token that does so
+    /// need not be held back (vLLM's stream and its batch answer agree).
+    fn takes_as_markup(&self, before: &str, token: &str, prompt: Option<&[i64]>) -> bool {
+        let _ = (before, token, prompt);
+        false
+    }
     /// The error vLLM's parser raised on the last call, if any.
     fn failure(&self) -> Option<ApiError> {
         None

@@ -366,6 +366,24 @@ impl UnifiedParser for Unified {
         d
     }
 
+    /// Fed on a copy of the stream: the token closes a region, holds
+    /// nothing back and shows no reasoning or content.
+    fn takes_as_markup(&self, before: &str, token: &str, prompt: Option<&[i64]>) -> bool {
+        let mut s = match &self.stream {
+            Some(s) => s.clone(),
+            None => self.new_stream(prompt),
+        };
+        if s.finalized {
+            return false;
+        }
+        let _ = self.feed(&mut s, before, false);
+        let events = s.scanner.feed(&self.template, &self.tools, token, false);
+        let closes = events.iter().any(|e| matches!(e, Event::Close { .. }));
+        let mut out = Builder::default();
+        self.route(&mut s, events, &mut out);
+        closes && out.reasoning.is_empty() && out.content.is_empty() && s.scanner.held().is_empty()
+    }
+
     /// `is_reasoning_end` (`_reasoning_has_ended`) on prompt ids.
     fn is_reasoning_end(&self, ids: &[i64]) -> bool {
         let t = &self.template;
