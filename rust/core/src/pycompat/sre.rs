@@ -906,4 +906,11 @@ mod tests {
         }
         assert_eq!(parse("(?i)a").unwrap().flags & IGNORECASE, IGNORECASE);
     }
+
+    #[test]
+    fn unicode_names_are_ascii_letters_only() {
+        assert!(matches!(parse(r"\N{LATIN SMALL LETTER Q}").unwrap().ops.as_slice(), [Op::Literal(113)]));
+        // Python knows this one; derender holds no name table (docs/divergences.md).
+        assert!(parse(r"\N{EM DASH}").is_err());
+    }
 }

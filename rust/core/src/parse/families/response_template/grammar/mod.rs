@@ -319,3 +319,89 @@ fn structural_tag(output: &dyn Fn(Option<&[String]>) -> Option<Vec<Value>>, opts
     }
     Some(wrap(format))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::parse::families::response_template::{serving_template, CONTENT, THINKING, TOOLS};
+
+    /// The Beam fixture's serving template.
+    fn beam() -> Template {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/models/beam/tokenizer_config.json");
+        let config: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        serving_template(&config["response_template"]).expect("template")
+    }
+
+    fn dumps(v: &Value) -> String {
+        let opts = crate::pycompat::json::DumpOptions { ensure_ascii: true, ..Default::default() };
+        crate::pycompat::json::dumps_with(v, &opts)
+    }
+
+    /// `tests/reference/beam_tags.jsonl.gz` (record_beam_tags.py): vLLM's own
+    /// tags (or its `ValueError`) for varied tool schemas and options.
+    #[test]
+    fn tags_are_vllms_for_the_recorded_cases() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/reference/beam_tags.jsonl.gz");
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(path).expect("data file"))
+            .read_to_string(&mut text)
+            .expect("gzip");
+        let t = beam();
+        let anchors = message_start_anchors(&t);
+        let (mut compared, mut failures) = (0, Vec::new());
+        for line in text.lines() {
+            let case: Value = serde_json::from_str(line).expect("case");
+            let name = case["name"].as_str().unwrap_or_default();
+            let got = if case["answer_rest"] == json!(true) {
+                Ok(t.field(CONTENT).and_then(answer_rest_structural_tag))
+            } else {
+                let o = &case["options"];
+                let flag = |key: &str| o.get(key).and_then(Value::as_bool).unwrap_or(true);
+                let functions: Vec<&Map<String, Value>> =
+                    case["functions"].as_array().into_iter().flatten().filter_map(Value::as_object).collect();
+                let options = TagOptions {
+                    parallel_tool_calls: flag("parallel_tool_calls"),
+                    thinking: t.field(THINKING).filter(|_| flag("thinking")),
+                    answer: t.field(CONTENT).filter(|_| flag("answer")),
+                    answer_format: case.get("answer_format_dump").filter(|f| !f.is_null()),
+                    message_start: flag("message_start").then_some(anchors.as_slice()),
+                    requires_reasoning: flag("requires_reasoning"),
+                    sorted_arguments: true,
+                    strict_arguments: true,
+                };
+                tool_call_structural_tag(t.field(TOOLS), &functions, &options)
+            };
+            let got = match got {
+                Ok(tag) => (tag.as_ref().map(dumps), None),
+                Err(e) => (None, Some(e.0)),
+            };
+            let want = (case["tag"].as_str().map(str::to_string), case["error"].as_str().map(str::to_string));
+            compared += 1;
+            if got != want {
+                failures.push(format!("{name}:\n  got  {got:?}\n  want {want:?}"));
+            }
+        }
+        assert!(compared >= 150, "only {compared} cases");
+        assert!(failures.is_empty(), "{} of {compared} differ:\n{}", failures.len(), failures.join("\n"));
+    }
+
+    #[test]
+    fn openers_continue_the_message_start() {
+        let t = beam();
+        let anchors = message_start_anchors(&t);
+        assert_eq!(anchors, ["<|start|>assistant"]);
+        let thinking = t.field(THINKING).expect("thinking");
+        assert_eq!(openers(thinking, Some(&anchors)), Some(vec!["<|channel|>analysis<|message|>".to_string()]));
+        // The call's prefix before its name becomes literals at the message
+        // start, with the rest of the one that continues the anchor.
+        let tools = t.field(TOOLS).expect("tools");
+        let opener = split_group(&tools.open.as_ref().expect("opener").pattern, "name").expect("group");
+        let rest = r"<\|channel\|>analysis(?: <\|constrain\|>xml)?<\|message\|>";
+        assert_eq!(call_opener(&opener, "f", Some(&anchors)), format!(r"(?:to=|<\|start\|>assistant to=| to=)f{rest}"));
+        assert_eq!(call_opener(&opener, "f", None), format!(r"(?:<\|start\|>assistant )?to=f{rest}"));
+    }
+}
