@@ -423,8 +423,7 @@ fn parse_sub(source: &mut Tokenizer, state: &mut State, verbose: bool, nested: u
     }
     let mut out = Vec::new();
     // A prefix all branches share moves out of the branch.
-    loop {
-        let Some(prefix) = items.first().and_then(|i| i.first()).cloned() else { break };
+    while let Some(prefix) = items.first().and_then(|i| i.first()).cloned() {
         if items.iter().any(|item| item.first().is_none_or(|op| !op.same(&prefix))) {
             break;
         }
@@ -470,8 +469,7 @@ const SPECIAL: &str = ".\\[{()*+?^$|";
 fn parse_seq(source: &mut Tokenizer, state: &mut State, verbose: bool, nested: usize, first: bool) -> Result<Vec<Op>> {
     let mut verbose = verbose;
     let mut out: Vec<Op> = Vec::new();
-    loop {
-        let Some(this) = source.next else { break };
+    while let Some(this) = source.next {
         if this == Tok::Char('|') || this == Tok::Char(')') {
             break;
         }

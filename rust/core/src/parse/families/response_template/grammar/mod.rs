@@ -292,9 +292,12 @@ pub fn tool_call_structural_tag(
     Ok(structural_tag(&output, opts))
 }
 
+/// The elements after the reasoning, from the message start if given.
+type Output<'a> = dyn Fn(Option<&[String]>) -> Option<Vec<Value>> + 'a;
+
 /// `_structural_tag`: the output after reasoning, from the first token at
 /// the message start; the reasoning is optional unless required.
-fn structural_tag(output: &dyn Fn(Option<&[String]>) -> Option<Vec<Value>>, opts: &TagOptions) -> Option<Value> {
+fn structural_tag(output: &Output, opts: &TagOptions) -> Option<Value> {
     let mut rest = output(None)?;
     let think = match opts.thinking {
         Some(thinking) => Some(thinking_format(thinking, opts.message_start, opts.requires_reasoning)?),

@@ -613,7 +613,7 @@ fn integer(o: &Map<String, Value>) -> Step {
             return Ok(i);
         }
         let f = number_value(v).ok_or(())?;
-        if f != f.floor() || f.abs() >= 9.223_372_036_854_775_807e18 {
+        if f != f.floor() || f.abs() >= 9_223_372_036_854_775_808.0 {
             return Err(());
         }
         Ok(f as i64)
