@@ -111,6 +111,19 @@ fn any_strict(request: &GrammarRequest) -> bool {
     }
 }
 
+/// The answer format as vLLM 0.33.0 dumps it: it pins xgrammar 0.2.8,
+/// whose `GrammarFormat` has no `syntax` field (derender's formats carry
+/// 0.2.9's `"syntax": "ebnf"`; a Lark grammar keeps its documented one).
+fn xgrammar_028_dump(format: &Value) -> Value {
+    let mut format = format.clone();
+    if let Some(o) = format.as_object_mut() {
+        if o.get("type") == Some(&Value::from("grammar")) && o.get("syntax") == Some(&Value::from("ebnf")) {
+            o.remove("syntax");
+        }
+    }
+    format
+}
+
 /// Beam's factory: the response-template parser's, plus the grammar.
 pub struct Factory {
     inner: Arc<response_template::Factory>,
@@ -179,7 +192,7 @@ impl Factory {
                 functions.retain(|f| f.get("name").and_then(Value::as_str) == Some(name));
             }
             let answer_format = match (output, request.format) {
-                (Some(_), RequestFormat::Format(f)) => Some(f),
+                (Some(_), RequestFormat::Format(f)) => Some(xgrammar_028_dump(f)),
                 _ => None,
             };
             let anchors = message_start_anchors(t);
@@ -187,7 +200,7 @@ impl Factory {
                 parallel_tool_calls: !named && ctx.parallel_tool_calls,
                 thinking: t.field(THINKING),
                 answer: answer.filter(|_| !forced),
-                answer_format,
+                answer_format: answer_format.as_ref(),
                 message_start: message_start.then_some(anchors.as_slice()),
                 requires_reasoning: ctx.enable_thinking(),
                 // Beam drifts from schemas the grammar does not enforce, and
@@ -279,4 +292,19 @@ pub(super) fn register(registry: &mut Registry) {
     registry.composition(&COMPOSITION);
     registry.reasoning_family(&REASONING);
     registry.tool_family(&TOOL);
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn ebnf_answer_formats_are_dumped_as_xgrammar_0_2_8_dumps_them() {
+        let ebnf = json!({"type": "grammar", "grammar": "root ::= \"a\"", "syntax": "ebnf"});
+        assert_eq!(xgrammar_028_dump(&ebnf), json!({"type": "grammar", "grammar": "root ::= \"a\""}));
+        let lark = json!({"type": "grammar", "grammar": "start: \"a\"", "syntax": "lark"});
+        assert_eq!(xgrammar_028_dump(&lark), lark);
+    }
 }

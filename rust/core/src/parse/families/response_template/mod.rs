@@ -538,3 +538,32 @@ pub(super) fn register(registry: &mut Registry) {
     registry.reasoning_family(&REASONING);
     registry.tool_family(&TOOL);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Beam's `_open_field` and `_starts_message` on prompt ends, as vLLM
+    /// answers them: an opener at the very end is held (nothing committed).
+    #[test]
+    fn prompt_ends_read_as_vllms_parser_reads_them() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/models/beam/tokenizer_config.json");
+        let config: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        let factory = Factory { template: Arc::new(serving_template(&config["response_template"]).expect("template")) };
+        let s = "<|start|>assistant";
+        for (tail, open, start) in [
+            ("<|channel|>final<|message|>", None, false),
+            ("<|channel|>final<|message|>x", Some(CONTENT), false),
+            ("<|channel|>analysis<|message|>", None, false),
+            ("<|channel|>analysis<|message|>R", Some(THINKING), false),
+            (" to=f<|channel|>analysis<|message|>", None, false),
+            (" to=f<|channel|>analysis <|constrain|>xml<|message|>", None, false),
+            ("", None, true),
+            ("<|channel|>analysis<|message|><|end|>", None, false),
+        ] {
+            let prefix = format!("{s}{tail}");
+            assert_eq!(factory.open_field(&prefix), open, "{prefix}");
+            assert_eq!(factory.starts_message(&prefix), start, "{prefix}");
+        }
+    }
+}
