@@ -366,22 +366,30 @@ impl UnifiedParser for Unified {
         d
     }
 
-    /// Fed on a copy of the stream: the token closes a region, holds
-    /// nothing back and shows no reasoning or content.
+    /// On copies of the stream: the answer ends the same whether the token
+    /// comes before the finish or not (batch drops a final stop token).
     fn takes_as_markup(&self, before: &str, token: &str, prompt: Option<&[i64]>) -> bool {
-        let mut s = match &self.stream {
+        let mut base = match &self.stream {
             Some(s) => s.clone(),
             None => self.new_stream(prompt),
         };
-        if s.finalized {
+        if base.finalized {
             return false;
         }
-        let _ = self.feed(&mut s, before, false);
-        let events = s.scanner.feed(&self.template, &self.tools, token, false);
-        let closes = events.iter().any(|e| matches!(e, Event::Close { .. }));
-        let mut out = Builder::default();
-        self.route(&mut s, events, &mut out);
-        closes && out.reasoning.is_empty() && out.content.is_empty() && s.scanner.held().is_empty()
+        let _ = self.feed(&mut base, before, false);
+        let answer = |deltas: Vec<Option<Delta>>| {
+            let mut out = (String::new(), String::new(), Vec::new());
+            for d in deltas.into_iter().flatten() {
+                out.0.push_str(d.reasoning.as_deref().unwrap_or_default());
+                out.1.push_str(d.content.as_deref().unwrap_or_default());
+                out.2.extend(d.tool_calls.into_iter().filter_map(|c| c.function).map(|f| (f.name, f.arguments)));
+            }
+            out
+        };
+        let mut with = base.clone();
+        let with = answer(vec![self.feed(&mut with, token, false), self.feed(&mut with, "", true)]);
+        let without = answer(vec![self.feed(&mut base, "", true)]);
+        with == without
     }
 
     /// `is_reasoning_end` (`_reasoning_has_ended`) on prompt ids.
