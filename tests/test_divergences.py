@@ -13,6 +13,7 @@ from calls import (
     PROMPT,
     assemble,
     batch,
+    config_core,
     names_args,
     one_token_chunks,
     parser_core,
@@ -696,3 +697,58 @@ def test_harmony_responses_refuse_previous_input_messages():
     assert (status, out["error"]["param"]) == (400, "previous_input_messages")
     status, out = post(core, "/v1/responses/render", {**body, "previous_input_messages": []})
     assert status == 200 and out["token_ids"][-2:] == core.encode("<|start|>assistant")
+
+
+BEAM_TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }
+]
+BEAM_CALL, BEAM_RETURN = 151675, 151674  # <|call|>, <|return|>: generation_config stop tokens
+
+
+def test_beam_stop_token_closing_a_call_is_not_held():
+    """A stop token ending a chunk is held back where its text would show; Beam's
+    `<|call|>` closing a parsed call shows none, so it is decoded at once, as vLLM
+    decodes it (the call streams with it). Shown as content (tool_choice none), it
+    is held, and streams a chunk late when more tokens follow."""
+    core = config_core("beam")
+    head = core.encode(
+        "<|channel|>analysis<|message|>r<|end|>to=get_weather<|channel|>analysis"
+        ' <|constrain|>xml<|message|><rfl:parameter name="city">Paris</rfl:parameter>'
+    )
+    request = {"messages": [{"role": "user", "content": "hi"}], "tools": BEAM_TOOLS}
+    chunks = [(head, None, None), ([BEAM_CALL], None, None), ([BEAM_RETURN], "stop", None)]
+    parsed = stream(core, CHAT, chunks, "chat_request", request)
+    call = parsed[1]["chunk"]["choices"][0]["delta"]["tool_calls"][0]["function"]
+    assert call == {"name": "get_weather", "arguments": '{"city": "Paris"}'}
+    assert "held_token_ids" not in parsed[1]["stream_state"]
+    # A token-less finish after it: the same answer as batch's.
+    finish_only = [(head, None, None), ([BEAM_CALL], None, None), ([], "stop", None)]
+    answers = stream(core, CHAT, finish_only, "chat_request", request)
+    assert names_args(assemble(answers)["calls"]) == {0: ("get_weather", '{"city": "Paris"}')}
+    shown = stream(core, CHAT, chunks, "chat_request", {**request, "tool_choice": "none"})
+    deltas = [a["chunk"]["choices"][0]["delta"]["content"] for a in shown]
+    assert deltas[1] is None and deltas[2] == "<|call|>"
+
+
+def test_beam_named_custom_tool_is_its_shim():
+    """vLLM answers a named custom tool choice on Responses with a 500 (its
+    `_named_tool` reads `.function` off the choice); derender constrains the call
+    to the custom tool's function shim, as for a named function."""
+    core = config_core("beam")
+    body = {
+        "model": "beam",
+        "input": "x",
+        "tools": [{"type": "custom", "name": "shell"}],
+        "tool_choice": {"type": "custom", "name": "shell"},
+    }
+    status, out = post(core, "/v1/responses/render", body)
+    assert status == 200, out
+    tag = json.loads(out["sampling_params"]["structured_outputs"]["structural_tag"])
+    text = json.dumps(tag)
+    assert "to=shell" in text and '<rfl:parameter name=\\"input\\">' in text

@@ -592,6 +592,7 @@ families!(
     mistral,
     hy_v3,
     hf,
+    beam,
 );
 
 #[test]

@@ -12,6 +12,7 @@
 //! original call did, and a snapshot is the parser as that call left it.
 
 use super::chat::top_limit;
+use super::chunk::ChunkIds;
 use crate::detok::Window;
 use crate::error::ApiError;
 use crate::logprobs;
@@ -106,10 +107,11 @@ impl Core {
         for &len in &vllm.output_chunk_lens {
             let chunk = &vllm.output_token_ids[start..start + len as usize];
             start += len as usize;
-            let plan = match spec.reads_ids() {
+            let mut plan = match spec.reads_ids() {
                 true => self.plan_chunk_unheld(chunk, None, None, Some(request)),
                 false => self.plan_chunk(held, chunk, None, None, Some(request), false),
             };
+            self.release_markup(&mut plan, &window, processor, parser_prompt);
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
             stats.parsing(|| processor.step(&text, &plan.ids, None, parser_prompt, ctx));
             held = plan.held;
@@ -169,10 +171,11 @@ impl Core {
             let finish = choice.finish_reason.as_deref();
             let held = std::mem::take(&mut p.held);
             let stop_reason = choice.stop_reason.as_ref();
-            let plan = match spec.reads_ids() {
+            let mut plan = match spec.reads_ids() {
                 true => self.plan_chunk_unheld(delta_ids, finish, stop_reason, Some(request)),
                 false => self.plan_chunk(held, delta_ids, finish, stop_reason, Some(request), false),
             };
+            self.release_markup(&mut plan, &p.window, processor, parser_prompt);
             let (mut delta, mut finish_reason) = (None, None);
             if !delta_ids.is_empty() || finish.is_some() {
                 let text = self.decode_chunk(&plan, &mut p.window, choice, Some(request), false);
@@ -225,6 +228,28 @@ impl Core {
         }
         state.tools_streamed = processor.tools_streamed;
         Ok(self.chat_chunk(req, choices, request.return_token_ids))
+    }
+
+    /// A stop token held back that the parser takes as markup showing no
+    /// text (Beam's `<|call|>` closing a call) is decoded now, as vLLM's
+    /// stream decodes it: batch's answer is the same whether it comes.
+    fn release_markup(
+        &self,
+        plan: &mut ChunkIds,
+        window: &Window,
+        processor: &ChatStreamProcessor,
+        prompt: Option<&[i64]>,
+    ) {
+        if plan.held.is_empty() {
+            return;
+        }
+        let mut trial = window.clone();
+        let before = trial.decode(&self.model, &plan.ids[..plan.decode], false);
+        let token = trial.decode(&self.model, &plan.held, false);
+        if processor.parser.takes_as_markup(&before, &token, prompt) {
+            plan.ids.append(&mut plan.held);
+            plan.decode = plan.ids.len();
+        }
     }
 
     /// Compact when the mode asks for it and the parsers can be saved;

@@ -79,6 +79,12 @@ impl DelegatingParser {
         reasoning.or_else(|| self.tool.as_ref().and_then(|t| t.failure()))
     }
 
+    /// A unified parser takes `token` (after `before`) as markup that shows
+    /// no text (`UnifiedParser::takes_as_markup`).
+    pub fn takes_as_markup(&self, before: &str, token: &str, prompt: Option<&[i64]>) -> bool {
+        self.unified.as_ref().is_some_and(|u| u.takes_as_markup(before, token, prompt))
+    }
+
     pub fn has_tool_parser(&self) -> bool {
         self.tool.is_some()
     }

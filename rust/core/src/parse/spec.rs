@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use super::family::{KeepSpecial, ReasoningParserFactory, ToolParserFactory};
-use super::unified::{Selected, UnifiedFactory};
+use super::unified::{Grammar, GrammarRequest, Selected, UnifiedFactory};
 use super::{ChatContext, DelegatingParser, Registry, ToolChoice};
 use crate::error::ApiError;
 use crate::model::Model;
@@ -251,13 +251,25 @@ impl ParserSpec {
         }
     }
 
+    fn selected(&self) -> Selected {
+        Selected { reasoning: self.reasoning.is_some(), tools: self.tool.is_some(), auto: self.enable_auto_tools }
+    }
+
+    /// The grammar a unified parser derives for a rendered request (Beam's
+    /// template grammar), which replaces the request's structured outputs.
+    pub fn grammar(&self, request: &GrammarRequest) -> Result<Option<Grammar>, ApiError> {
+        match self.unified() {
+            Some(u) => u.grammar(request, self.selected(), self.tool_strict_level),
+            None => Ok(None),
+        }
+    }
+
     /// A fresh parser for one request (batch) or one streamed choice.
     pub fn build(&self, ctx: &ChatContext, model: &Arc<Model>) -> DelegatingParser {
         let reasoning = self.reasoning.as_ref().map(|r| r.create(ctx, model));
         let tool = self.tool.as_ref().map(|t| t.create(ctx, model, self.reasoning.is_some()));
         let parser = DelegatingParser::new(reasoning, tool, self.enable_auto_tools);
-        let selected =
-            Selected { reasoning: self.reasoning.is_some(), tools: self.tool.is_some(), auto: self.enable_auto_tools };
+        let selected = self.selected();
         match self.unified() {
             Some(u) => parser.with_unified(u.create(ctx, model, selected)),
             None => parser,

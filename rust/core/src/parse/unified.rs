@@ -6,11 +6,13 @@
 
 use std::sync::Arc;
 
+use serde_json::Value;
+
 use super::snapshot::Snapshot;
 use super::{ChatContext, Extracted, FunctionCall, Ids, ReasoningParser, Texts, ToolParser};
 use crate::error::ApiError;
 use crate::model::Model;
-use crate::structured::RequestFormat;
+use crate::structured::{RequestFormat, StrictLevel};
 use crate::wire::response::Delta;
 
 /// Which of the server's parser slots the flags filled.
@@ -22,6 +24,44 @@ pub struct Selected {
     pub tools: bool,
     /// `--enable-auto-tool-choice`.
     pub auto: bool,
+}
+
+/// What a family that derives its own grammar reads of a rendered request
+/// (vLLM's `adjust_request` after the prompt is known).
+pub struct GrammarRequest<'a> {
+    /// The request as chat sees it (Responses function tools flattened
+    /// into chat tools, as the template is shown them).
+    pub ctx: &'a ChatContext,
+    pub route: Route<'a>,
+    /// `extract_structured_outputs()`: the request's own constraint, as
+    /// the `StructuredOutputsParams` object, if any.
+    pub output: Option<&'a Value>,
+    /// That constraint as an xgrammar format, when xgrammar takes it.
+    pub format: &'a RequestFormat,
+    /// The rendered prompt, and the model that decodes it.
+    pub prompt: &'a [i64],
+    pub model: &'a Model,
+}
+
+/// The route a request came by.
+#[derive(Clone, Copy)]
+pub enum Route<'a> {
+    Chat,
+    /// The Responses request's own `tools` (hosted and namespace tools as
+    /// sent) and `tool_choice`.
+    Responses {
+        tools: &'a [Value],
+        tool_choice: Option<&'a Value>,
+    },
+}
+
+/// A grammar that replaces the request's structured outputs.
+pub struct Grammar {
+    /// The `structured_outputs.structural_tag` text.
+    pub structural_tag: String,
+    /// It covers the output from its first token, reasoning included:
+    /// chat render's `reasoning_ended` is then true (`_grammar_from_parser`).
+    pub from_message_start: bool,
 }
 
 /// One request's (batch) or one streamed choice's parser.
@@ -38,6 +78,13 @@ pub trait UnifiedParser: Snapshot + Send {
     fn parse_delta(&mut self, text: &str, ids: &[i64], prompt: Option<&[i64]>, finished: bool) -> Option<Delta>;
     /// `is_reasoning_end` on the prompt's ids.
     fn is_reasoning_end(&self, ids: &[i64]) -> bool;
+    /// Whether `token`'s text, after `before` in the next chunk, completes
+    /// a delimiter and shows none of its text: a stop token that does so
+    /// need not be held back (vLLM's stream and its batch answer agree).
+    fn takes_as_markup(&self, before: &str, token: &str, prompt: Option<&[i64]>) -> bool {
+        let _ = (before, token, prompt);
+        false
+    }
     /// The error vLLM's parser raised on the last call, if any.
     fn failure(&self) -> Option<ApiError> {
         None
@@ -64,6 +111,19 @@ pub trait UnifiedFactory: Send + Sync {
     /// Render leaves `spaces_between_special_tokens` on.
     fn keeps_special_token_spacing(&self) -> bool {
         true
+    }
+    /// The grammar `adjust_request` puts in place of the request's own
+    /// constraint (`Ok(None)`: it leaves the request alone), or its refusal.
+    /// `selected`: the slots the flags filled; `strict_level`:
+    /// `--tool-strict-level` (`None`: the tool parser's default).
+    fn grammar(
+        &self,
+        request: &GrammarRequest,
+        selected: Selected,
+        strict_level: Option<StrictLevel>,
+    ) -> Result<Option<Grammar>, ApiError> {
+        let _ = (request, selected, strict_level);
+        Ok(None)
     }
     /// `adjust_request`'s refusals (`tools_given`: the request lists tools;
     /// `strict` / `named`: as the raw request says).

@@ -7,6 +7,7 @@ pub mod num;
 pub mod pydantic;
 pub mod re;
 pub mod repr;
+pub mod sre;
 pub mod str;
 
 use serde_json::Value;

@@ -156,6 +156,21 @@ fn backtracking<'t>(re: &Regex, text: &'t str) -> Result<Vec<Match<'t>>, GaveUp>
     Ok(found)
 }
 
+/// `re.fullmatch(pattern, text, pos)` (`dotall`: with `re.DOTALL`);
+/// `None` when the pattern does not compile.
+pub fn fullmatch_at(pattern: &str, text: &str, pos: usize, dotall: bool) -> Option<bool> {
+    let options = if dotall { RegexOptions::REGEX_OPTION_MULTILINE } else { RegexOptions::REGEX_OPTION_NONE };
+    // The match must run to the end of the text, whichever way it gets there.
+    let whole = Regex::with_options(&format!("(?:{pattern})(?![\\s\\S])"), options, Syntax::python()).ok()?;
+    let at = text.char_indices().nth(pos).map_or(text.len(), |(i, _)| i);
+    Some(whole.match_with_options(text, at, onig::SearchOptions::SEARCH_OPTION_NONE, None).is_some())
+}
+
+/// `re.fullmatch(pattern, text)`, without flags.
+pub fn fullmatch(pattern: &str, text: &str) -> Option<bool> {
+    fullmatch_at(pattern, text, 0, false)
+}
+
 /// `re.escape`: Python's special characters behind a backslash.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -204,5 +219,15 @@ mod tests {
         assert_eq!((found[0].group(1), found[0].group(2)), (Some("f"), Some("<arg_key>a</arg_key>")));
         assert_eq!(linear_source(r"a\s[^\s]\\s"), Some(r"a[\s\x1c-\x1f][^[\s\x1c-\x1f]]\\s".to_string()));
         assert_eq!(linear_source(r"x$"), None);
+    }
+
+    #[test]
+    fn fullmatch_runs_to_the_end() {
+        assert_eq!(fullmatch(".+?", "ab"), Some(true));
+        assert_eq!(fullmatch(".+?", "a\nb"), Some(false));
+        assert_eq!(fullmatch_at(".+?", "a\nb", 0, true), Some(true));
+        assert_eq!(fullmatch("a|ab", "ab"), Some(true));
+        assert_eq!(fullmatch_at("b", "ab", 1, false), Some(true));
+        assert_eq!(fullmatch("(", "("), None);
     }
 }

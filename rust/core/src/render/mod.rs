@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::error::ApiError;
 use crate::parse::context::ChatContext;
+use crate::parse::unified::{GrammarRequest, Route};
 use crate::parse::ToolChoice;
 use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::served::Core;
@@ -334,13 +335,28 @@ impl Core {
             }
         }
         let request_format = structured::request_format(params.as_ref());
+        let prompt_ids: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
+        let mut grammar = None;
         if let Some(p) = parser {
             let strict = ctx.tools.iter().any(crate::parse::is_strict_tool);
             let named = matches!(ctx.tool_choice, ToolChoice::Named(_));
             p.check_request(&ctx, !ctx.tools.is_empty(), strict, named)?;
+            grammar = p.grammar(&GrammarRequest {
+                ctx: &ctx,
+                route: Route::Chat,
+                output: params.as_ref(),
+                format: &request_format,
+                prompt: &prompt_ids,
+                model: &self.model,
+            })?;
         }
         let (keep_special, structured) =
             parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None));
+        // A parser's own grammar replaces the request's constraint.
+        let structured = match &grammar {
+            Some(g) => Some(structured::params(None, Some(g.structural_tag.clone()))),
+            None => structured,
+        };
         let skip_special = if keep_special { false } else { opts.skip_special_tokens.unwrap_or(true) };
         let max_tokens = self.max_tokens(max_out, ids.len());
         let mut sampling = self.sampling(o, &opts, max_tokens, Api::Chat, skip_special);
@@ -351,8 +367,9 @@ impl Core {
             sampling.structured_outputs = structured;
         }
         self.verify_sampling(&sampling)?;
-        let prompt_ids: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
-        let reasoning_ended = if !ctx.include_reasoning {
+        // `resolve_reasoning_ended`: a grammar from the message start covers
+        // the reasoning (`_grammar_from_parser`).
+        let reasoning_ended = if !ctx.include_reasoning || grammar.is_some_and(|g| g.from_message_start) {
             Some(true)
         } else if let Some(p) = parser.filter(|_| has_reasoning) {
             let built = p.build(&ctx, &self.model);

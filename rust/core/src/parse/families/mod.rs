@@ -19,6 +19,7 @@ macro_rules! families {
 
 families!(
     apertus,
+    beam,
     deepseek,
     dots,
     ernie45,

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::{body_object, opt_i64, structured};
 use crate::error::ApiError;
 use crate::parse::context::{ChatContext, TemplateDefaults};
+use crate::parse::unified::{GrammarRequest, Route};
 use crate::served::Core;
 use crate::template::harmony::{self, responses, Harmony};
 use crate::wire::request::{Api, Obj, OutputOptions};
@@ -281,9 +282,30 @@ impl Core {
             let named = matches!(choice_type, Some("function" | "custom"));
             p.check_request(&ctx, given, strict, named)?;
         }
-        let format = structured::request_format(structured::request_params(&chat).as_ref());
+        let output = structured::request_params(&chat);
+        let format = structured::request_format(output.as_ref());
+        let grammar = match parser {
+            Some(p) => {
+                let prompt: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
+                let raw_tools = o.get("tools").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+                p.grammar(&GrammarRequest {
+                    ctx: &ctx,
+                    route: Route::Responses { tools: raw_tools, tool_choice: o.get("tool_choice") },
+                    output: output.as_ref(),
+                    format: &format,
+                    prompt: &prompt,
+                    model: &self.model,
+                })?
+            }
+            None => None,
+        };
         let (mut keep_special, mut adjusted) =
             parser.map(|p| p.render_adjustments(&ctx, &format)).unwrap_or((false, None));
+        // A parser's own grammar replaces the request's constraint
+        // (`_parser_structured_outputs`).
+        if let Some(g) = grammar {
+            adjusted = Some(structured::params(None, Some(g.structural_tag)));
+        }
         if let Some(p) = parser {
             // Hosted tools count as tools for the parser's `adjust_request`.
             keep_special |=

@@ -325,7 +325,7 @@ fn coerce_calls(value: &mut Value, tools: &ToolParams) {
 }
 
 /// `_schema_types`: declared types, through `anyOf` / `oneOf` and `nullable`.
-fn schema_types(schema: &Value) -> Vec<String> {
+pub fn schema_types(schema: &Value) -> Vec<String> {
     let Value::Object(s) = schema else { return Vec::new() };
     let mut types: Vec<String> = match s.get("type") {
         Some(Value::String(t)) => vec![t.clone()],

@@ -4,12 +4,15 @@
 //! tail after the start anchor, then the output; thinking streams as
 //! reasoning, content as content, and each tool region becomes whole calls
 //! when it closes. `template`, `content` and `scan` are the format's
-//! machinery (shared with a future `beam`); this module is vLLM's serving
-//! layer on top.
+//! machinery, `grammar` the structural tags derived from it (both shared
+//! with `beam`); this module is vLLM's serving layer on top.
 
 mod content;
+pub mod grammar;
 mod scan;
 mod template;
+
+use self::template::Template;
 
 use std::sync::Arc;
 
@@ -18,7 +21,7 @@ use serde_json::Value;
 
 use self::content::{tool_params, ToolParams};
 use self::scan::{Event, Scanner};
-use self::template::{sorted_repr, Template};
+use self::template::sorted_repr;
 use crate::error::ApiError;
 use crate::model::Model;
 use crate::parse::family::{
@@ -28,9 +31,9 @@ use crate::parse::unified::{Placeholder, Selected, UnifiedFactory, UnifiedParser
 use crate::parse::{random_tool_call_id, ChatContext, FunctionCall, ReasoningParser, Registry, ToolChoice, ToolParser};
 use crate::wire::response::{Delta, DeltaToolCall};
 
-const THINKING: &str = "thinking";
-const CONTENT: &str = "content";
-const TOOLS: &str = "tool_calls";
+pub const THINKING: &str = "thinking";
+pub const CONTENT: &str = "content";
+pub const TOOLS: &str = "tool_calls";
 
 /// The parser names that stand for the response-template parser.
 pub const NAMES: [&str; 1] = ["hf"];
@@ -83,7 +86,7 @@ fn raw_template(model: &Model) -> Option<&Value> {
 
 /// `validate_tokenizer_response_template`: vLLM's startup checks, with the
 /// parsers named as on the command line.
-fn validate(model: &Model, reasoning: Option<&str>, tool: Option<&str>) -> Result<(), String> {
+pub fn validate(model: &Model, reasoning: Option<&str>, tool: Option<&str>) -> Result<(), String> {
     let Some(raw) = raw_template(model) else {
         let selected: Vec<String> = [("--reasoning-parser", reasoning), ("--tool-call-parser", tool)]
             .iter()
@@ -363,6 +366,32 @@ impl UnifiedParser for Unified {
         d
     }
 
+    /// On copies of the stream: the answer ends the same whether the token
+    /// comes before the finish or not (batch drops a final stop token).
+    fn takes_as_markup(&self, before: &str, token: &str, prompt: Option<&[i64]>) -> bool {
+        let mut base = match &self.stream {
+            Some(s) => s.clone(),
+            None => self.new_stream(prompt),
+        };
+        if base.finalized {
+            return false;
+        }
+        let _ = self.feed(&mut base, before, false);
+        let answer = |deltas: Vec<Option<Delta>>| {
+            let mut out = (String::new(), String::new(), Vec::new());
+            for d in deltas.into_iter().flatten() {
+                out.0.push_str(d.reasoning.as_deref().unwrap_or_default());
+                out.1.push_str(d.content.as_deref().unwrap_or_default());
+                out.2.extend(d.tool_calls.into_iter().filter_map(|c| c.function).map(|f| (f.name, f.arguments)));
+            }
+            out
+        };
+        let mut with = base.clone();
+        let with = answer(vec![self.feed(&mut with, token, false), self.feed(&mut with, "", true)]);
+        let without = answer(vec![self.feed(&mut base, "", true)]);
+        with == without
+    }
+
     /// `is_reasoning_end` (`_reasoning_has_ended`) on prompt ids.
     fn is_reasoning_end(&self, ids: &[i64]) -> bool {
         let t = &self.template;
@@ -410,6 +439,33 @@ pub struct Factory {
     template: Arc<Template>,
 }
 
+impl Factory {
+    /// The serving template (`_streaming_template`).
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+
+    /// `_open_field`: the field the prompt leaves open with its explicit
+    /// opener, if any.
+    pub fn open_field(&self, prefix: &str) -> Option<&str> {
+        let (_, events) = Scanner::new(&self.template, prefix, &ToolParams::new());
+        let mut open = None;
+        for e in &events {
+            match e {
+                Event::Open { field, width, .. } if *width > 0 => open = Some(*field),
+                Event::Close { .. } | Event::Malformed { .. } => open = None,
+                _ => {}
+            }
+        }
+        open.map(|f| self.template.fields[f].name.as_str())
+    }
+
+    /// `_starts_message`: output after `prefix` starts the assistant message.
+    pub fn starts_message(&self, prefix: &str) -> bool {
+        self.template.last_anchor_end(prefix) == Some(prefix.len())
+    }
+}
+
 impl UnifiedFactory for Factory {
     fn create(&self, ctx: &ChatContext, model: &Arc<Model>, selected: Selected) -> Box<dyn UnifiedParser> {
         let enabled = match ctx.tool_choice {
@@ -444,7 +500,8 @@ impl UnifiedFactory for Factory {
     }
 }
 
-fn load(model: &Model) -> Result<Arc<Factory>, String> {
+/// The factory for `model`'s response template.
+pub fn load(model: &Model) -> Result<Arc<Factory>, String> {
     let raw = raw_template(model).ok_or("no response_template")?;
     let template = serving_template(raw)?;
     Ok(Arc::new(Factory { template: Arc::new(template) }))
@@ -488,4 +545,33 @@ pub(super) fn register(registry: &mut Registry) {
     registry.composition(&COMPOSITION);
     registry.reasoning_family(&REASONING);
     registry.tool_family(&TOOL);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Beam's `_open_field` and `_starts_message` on prompt ends, as vLLM
+    /// answers them: an opener at the very end is held (nothing committed).
+    #[test]
+    fn prompt_ends_read_as_vllms_parser_reads_them() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/models/beam/tokenizer_config.json");
+        let config: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+        let factory = Factory { template: Arc::new(serving_template(&config["response_template"]).expect("template")) };
+        let s = "<|start|>assistant";
+        for (tail, open, start) in [
+            ("<|channel|>final<|message|>", None, false),
+            ("<|channel|>final<|message|>x", Some(CONTENT), false),
+            ("<|channel|>analysis<|message|>", None, false),
+            ("<|channel|>analysis<|message|>R", Some(THINKING), false),
+            (" to=f<|channel|>analysis<|message|>", None, false),
+            (" to=f<|channel|>analysis <|constrain|>xml<|message|>", None, false),
+            ("", None, true),
+            ("<|channel|>analysis<|message|><|end|>", None, false),
+        ] {
+            let prefix = format!("{s}{tail}");
+            assert_eq!(factory.open_field(&prefix), open, "{prefix}");
+            assert_eq!(factory.starts_message(&prefix), start, "{prefix}");
+        }
+    }
 }

@@ -16,6 +16,8 @@ pub struct Delim {
     /// For partial matches; `None` when the pattern is beyond Rust's syntax.
     pub dfa: Option<DFA>,
     pub literals: Option<Vec<String>>,
+    /// The regex's source (for literals, their escaped alternation).
+    pub pattern: String,
     /// One literal is a strict prefix of another.
     pub can_extend: bool,
     /// The pattern's named groups.
@@ -56,6 +58,11 @@ impl Template {
 
     /// The text after the last start-anchor match (all of it when none).
     pub fn after_last_anchor<'t>(&self, text: &'t str) -> &'t str {
+        self.last_anchor_end(text).map_or(text, |e| &text[e..])
+    }
+
+    /// Where the last start-anchor match in `text` ends (`finditer`).
+    pub fn last_anchor_end(&self, text: &str) -> Option<usize> {
         let mut end = None;
         let mut at = 0;
         let mut region = onig::Region::new();
@@ -73,7 +80,7 @@ impl Template {
             end = Some(e);
             at = if e > s { e } else { next_char(text, e) };
         }
-        end.map_or(text, |e| &text[e..])
+        end
     }
 }
 
@@ -111,7 +118,7 @@ fn compile(pattern: &str, scope: &str, key: &str) -> Result<Delim, String> {
         names.push(name.to_string());
         true
     });
-    Ok(Delim { re, dfa: partial_dfa(pattern), literals: None, can_extend: false, names })
+    Ok(Delim { re, dfa: partial_dfa(pattern), literals: None, pattern: pattern.to_string(), can_extend: false, names })
 }
 
 fn partial_dfa(pattern: &str) -> Option<DFA> {
@@ -123,10 +130,12 @@ fn literal_delim(literals: Vec<String>) -> Result<Delim, String> {
     ordered.sort_by_key(|s| std::cmp::Reverse(s.chars().count()));
     let py: Vec<String> = ordered.iter().map(|s| crate::pycompat::re::escape(s)).collect();
     let rs: Vec<String> = ordered.iter().map(|s| regex_escape(s)).collect();
-    let re = Regex::with_options(&py.join("|"), RegexOptions::REGEX_OPTION_MULTILINE, Syntax::python())
+    let pattern = py.join("|");
+    let re = Regex::with_options(&pattern, RegexOptions::REGEX_OPTION_MULTILINE, Syntax::python())
         .map_err(|e| e.to_string())?;
     let can_extend = literals.iter().any(|a| literals.iter().any(|b| a != b && a.starts_with(b.as_str())));
-    Ok(Delim { re, dfa: partial_dfa(&rs.join("|")), literals: Some(literals), can_extend, names: Vec::new() })
+    let dfa = partial_dfa(&rs.join("|"));
+    Ok(Delim { re, dfa, literals: Some(literals), pattern, can_extend, names: Vec::new() })
 }
 
 fn regex_escape(s: &str) -> String {
