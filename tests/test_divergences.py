@@ -535,16 +535,17 @@ def test_minimax_m3_streams_strip_call_names_as_batch_does():
     assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
 
 
-def test_gemma4_streams_strip_call_names_as_batch_does():
+def test_gemma4_streams_send_call_names_as_written_as_vllms_do():
     """gemma4: vLLM's batch strips a call's name, its stream keeps the
-    spaces the model wrote. derender's stream strips it too."""
+    spaces the model wrote. gemma4's streams follow vLLM's (unlike
+    minimax_m3's, above), so the stream keeps them and batch strips them."""
     core = parser_core("models/gemma4", "gemma-4", tool_call_parser="gemma4")
     tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
     request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
     ids = core.encode('<|tool_call>call: get_weather {city:<|"|>Oslo<|"|>}<tool_call|>')
     got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
     message = batch(core, ids, request)["message"]
-    assert [c["name"] for c in got["calls"].values()] == ["get_weather"]
+    assert [c["name"] for c in got["calls"].values()] == [" get_weather "]
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["get_weather"]
     assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
 
