@@ -11,7 +11,8 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::response_template::grammar::{
-    answer_rest_structural_tag, message_start_anchors, tool_call_structural_tag, TagOptions,
+    answer_rest_structural_tag, json_compiles, message_start_anchors, regex_compiles, tool_call_structural_tag,
+    TagOptions,
 };
 use super::response_template::{self, CONTENT, THINKING, TOOLS};
 use crate::error::ApiError;
@@ -111,6 +112,18 @@ fn any_strict(request: &GrammarRequest) -> bool {
     }
 }
 
+/// `_xgrammar_supports`: what derender's request checks take, and of a JSON
+/// schema or a regex, what XGrammar compiles (`validate_xgrammar_grammar`):
+/// a constraint XGrammar refuses stays the request's own, untouched.
+fn xgrammar_supports(format: &RequestFormat) -> bool {
+    let RequestFormat::Format(f) = format else { return false };
+    match f.get("type").and_then(Value::as_str) {
+        Some("json_schema") => f.get("json_schema").is_some_and(json_compiles),
+        Some("regex") => f.get("pattern").and_then(Value::as_str).is_some_and(regex_compiles),
+        _ => true,
+    }
+}
+
 /// The answer format as vLLM 0.33.0 dumps it: it pins xgrammar 0.2.8,
 /// whose `GrammarFormat` has no `syntax` field (derender's formats carry
 /// 0.2.9's `"syntax": "ebnf"`; a Lark grammar keeps its documented one).
@@ -165,8 +178,7 @@ impl Factory {
         let answer = t.field(CONTENT);
         if let Some(o) = output {
             let tagged = o.get("structural_tag").is_some_and(|v| !v.is_null());
-            let unsupported = matches!(request.format, RequestFormat::Unsupported | RequestFormat::Absent);
-            if tagged || answer.is_none_or(|a| a.open.is_none()) || unsupported {
+            if tagged || answer.is_none_or(|a| a.open.is_none()) || !xgrammar_supports(request.format) {
                 return Ok(None);
             }
         }
@@ -299,6 +311,19 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn request_formats_xgrammar_refuses_stay_the_requests_own() {
+        let json = |schema: Value| RequestFormat::Format(json!({"type": "json_schema", "json_schema": schema}));
+        let regex = |p: &str| RequestFormat::Format(json!({"type": "regex", "pattern": p}));
+        assert!(xgrammar_supports(&json(json!({"type": "object", "properties": {"a": {"type": "integer"}}}))));
+        // Strict mode: an array without items holds no item.
+        assert!(!xgrammar_supports(&json(json!({"type": "array", "minItems": 1}))));
+        assert!(!xgrammar_supports(&json(json!({"$ref": "#/$defs/missing"}))));
+        assert!(xgrammar_supports(&regex("[a-z]+")));
+        assert!(!xgrammar_supports(&regex(r"\bword")));
+        assert!(!xgrammar_supports(&RequestFormat::Unsupported));
+    }
 
     #[test]
     fn ebnf_answer_formats_are_dumped_as_xgrammar_0_2_8_dumps_them() {

@@ -412,13 +412,15 @@ impl<'a> Xml<'a> {
         }
     }
 
+    /// `parameter(key, ..., last=False)` and `(..., last=True)`: the key's
+    /// tag before another parameter and as the last one (both read back the
+    /// same texts, so once).
     fn parameter(
         &self,
         key: &str,
         value: &Value,
         choices: Option<&[String]>,
-        last: bool,
-    ) -> Result<Option<Value>, EncodeError> {
+    ) -> Result<Option<(Value, Value)>, EncodeError> {
         let encodable = crate::pycompat::re::fullmatch(&self.key_pattern, key) == Some(true)
             && self.begins.iter().all(|b| {
                 self.middles.iter().all(|m| {
@@ -438,16 +440,14 @@ impl<'a> Xml<'a> {
             )));
         }
         let starts = self.starts();
+        let both = |tags: &dyn Fn(bool) -> Vec<Value>| Some((self.separated(tags(false)), self.separated(tags(true))));
         let Some(choices) = choices else {
-            let tags = starts
-                .iter()
-                .flat_map(|s| self.middles.iter().map(move |m| format!("{s}{key}{m}")))
-                .map(|begin| self.tag(&begin, value.clone(), &self.ends, last))
-                .collect();
-            return Ok(Some(self.separated(tags)));
+            let begins: Vec<String> =
+                starts.iter().flat_map(|s| self.middles.iter().map(move |m| format!("{s}{key}{m}"))).collect();
+            return Ok(both(&|last| begins.iter().map(|b| self.tag(b, value.clone(), &self.ends, last)).collect()));
         };
         // Optional framing whitespace must not change a text choice.
-        let (mut tags, mut framed) = (Vec::new(), Vec::<&String>::new());
+        let (mut groups, mut framed) = (Vec::new(), Vec::<&String>::new());
         for (b, s) in self.begins.iter().zip(&starts) {
             for m in &self.middles {
                 let mut by_ends: Vec<(Vec<String>, Vec<String>)> = Vec::new();
@@ -466,10 +466,10 @@ impl<'a> Xml<'a> {
                         None => by_ends.push((fits, vec![choice.clone()])),
                     }
                 }
-                for (fits, group) in &by_ends {
+                for (fits, group) in by_ends {
                     if !fits.is_empty() {
-                        tags.push(self.tag(&format!("{s}{key}{m}"), const_strings(group), fits, last));
                         framed.extend(choices.iter().filter(|c| group.contains(c)));
+                        groups.push((format!("{s}{key}{m}"), group, fits));
                     }
                 }
             }
@@ -477,7 +477,7 @@ impl<'a> Xml<'a> {
         if choices.iter().any(|c| !framed.contains(&c)) {
             return Ok(None);
         }
-        Ok(Some(self.separated(tags)))
+        Ok(both(&|last| groups.iter().map(|(b, group, fits)| self.tag(b, const_strings(group), fits, last)).collect()))
     }
 
     fn format(&self, strict: bool, sorted_arguments: bool) -> Result<Option<Value>, EncodeError> {
@@ -559,9 +559,7 @@ impl<'a> Xml<'a> {
             if value == any_text() {
                 value = self.text();
             }
-            let joined = self.parameter(key, &value, choices.as_deref(), false)?;
-            let ending = self.parameter(key, &value, choices.as_deref(), true)?;
-            let (Some(joined), Some(ending)) = (joined, ending) else { return Ok(None) };
+            let Some((joined, ending)) = self.parameter(key, &value, choices.as_deref())? else { return Ok(None) };
             set(&mut more, key, joined);
             set(&mut last, key, ending);
         }

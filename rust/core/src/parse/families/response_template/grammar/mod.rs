@@ -10,6 +10,8 @@ mod literals;
 mod partial;
 mod xgrammar;
 
+pub use self::xgrammar::{json_compiles, regex_compiles};
+
 use serde_json::{Map, Value};
 
 use self::arguments::arguments_format;

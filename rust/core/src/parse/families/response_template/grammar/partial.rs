@@ -3,6 +3,9 @@
 //! module's `fullmatch(..., partial=True)`: the text could still grow into
 //! a match). A lazy DFA answers both kinds of match.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use regex_automata::hybrid::dfa::DFA;
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input};
@@ -79,9 +82,31 @@ impl Whole {
     }
 }
 
-/// `_spells_closer`. A piece Rust's regex syntax cannot read counts as
-/// spelling a closer: no grammar is better than a wrong one.
+/// `_spells_closer`, cached as vLLM caches it (every request derives its
+/// tools' tags anew, mostly from the same tools).
 pub fn spells_closer(closers: &[String], pieces: &[Piece], repeats: bool) -> bool {
+    static CACHE: OnceLock<Mutex<HashMap<String, bool>>> = OnceLock::new();
+    let mut key = format!("{repeats}\u{0}{}", closers.join("\u{1}"));
+    for p in pieces {
+        key.push_str(&format!("\u{0}{}\u{1}{}\u{1}{}", p.text, p.endings, p.holds));
+    }
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&key).copied()) {
+        return hit;
+    }
+    let spelled = spells(closers, pieces, repeats);
+    if let Ok(mut c) = cache.lock() {
+        if c.len() >= 512 {
+            c.clear();
+        }
+        c.insert(key, spelled);
+    }
+    spelled
+}
+
+/// A piece Rust's regex syntax cannot read counts as spelling a closer:
+/// no grammar is better than a wrong one.
+fn spells(closers: &[String], pieces: &[Piece], repeats: bool) -> bool {
     let texts: Vec<&str> = pieces.iter().map(|p| p.text.as_str()).collect();
     let repeated = if repeats { format!("(?:{})*", texts.concat()) } else { String::new() };
     // Another call or an answer may follow the call's own closer.
