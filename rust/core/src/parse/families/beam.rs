@@ -74,6 +74,12 @@ fn strict_true(v: Option<&Value>) -> bool {
 fn functions(request: &GrammarRequest, pinned: Option<bool>) -> Vec<Map<String, Value>> {
     let mut out: Vec<Map<String, Value>> =
         request.ctx.tools.iter().filter_map(|t| t.get("function")?.as_object().cloned()).collect();
+    // `strict` as pydantic reads a `bool | None` ("false" is false).
+    for function in &mut out {
+        if let Some(strict) = function.get("strict").and_then(crate::pycompat::pydantic::read::lax_bool) {
+            function.insert("strict".into(), Value::Bool(strict));
+        }
+    }
     let Some(all) = pinned else { return out };
     // Namespaced and custom tools keep their own `strict`.
     let top_level: Vec<bool> = match request.route {
