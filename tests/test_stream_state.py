@@ -320,17 +320,35 @@ def test_a_stream_that_reads_the_prompt_remembers_it_or_replays_it():
     thinking makes the whole output content, where batch splits reasoning out.
     A compact state remembers the first call's answer; a history replay reads
     the prompt again on every call, so there each call needs it (vLLM's 400)."""
-    compact, replay = config_core("poolside_v1"), config_core("poolside_v1", "--stream-state-mode", "replay")
-    status, out = post(compact, "/tokenize", {"prompt": "Plan.</think>Answer.", "add_special_tokens": False})
+    compact, replay = (
+        config_core("poolside_v1"),
+        config_core("poolside_v1", "--stream-state-mode", "replay"),
+    )
+    status, out = post(
+        compact, "/tokenize", {"prompt": "Plan.</think>Answer.", "add_special_tokens": False}
+    )
     assert status == 200, out
     ids = out["tokens"]
-    closed = post(compact, "/tokenize", {"prompt": "<assistant></think>", "add_special_tokens": False})[1]["tokens"]
-    request = {"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"enable_thinking": True}}
+    closed = post(
+        compact, "/tokenize", {"prompt": "<assistant></think>", "add_special_tokens": False}
+    )[1]["tokens"]
+    request = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "chat_template_kwargs": {"enable_thinking": True},
+    }
 
     def call(core, k, state, prompt):
         finish = "stop" if k == len(ids) - 1 else None
-        generate = {"request_id": "s", "choices": [{"index": 0, "token_ids": [ids[k]], "finish_reason": finish}]}
-        body = {"stream": True, "generate_chunk": generate, "stream_state": state, "chat_request": request}
+        generate = {
+            "request_id": "s",
+            "choices": [{"index": 0, "token_ids": [ids[k]], "finish_reason": finish}],
+        }
+        body = {
+            "stream": True,
+            "generate_chunk": generate,
+            "stream_state": state,
+            "chat_request": request,
+        }
         if prompt:
             body["prompt_token_ids"] = [*PROMPT, *closed]
         return post(core, CHAT, body)
@@ -355,7 +373,10 @@ def test_a_stream_that_reads_the_prompt_remembers_it_or_replays_it():
         compact,
         "/v1/chat/completions/derender",
         {
-            "generate_response": {"request_id": "b", "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}]},
+            "generate_response": {
+                "request_id": "b",
+                "choices": [{"index": 0, "token_ids": ids, "finish_reason": "stop"}],
+            },
             "chat_request": request,
             "prompt_token_ids": [*PROMPT, *closed],
         },
