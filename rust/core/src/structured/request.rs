@@ -222,7 +222,8 @@ fn grammar_is_likely_lark(grammar: &str) -> bool {
     })
 }
 
-const STRING_FORMATS: [&str; 14] = [
+/// The string formats xgrammar writes as regexes (a JSON schema's `format`).
+pub(crate) const STRING_FORMATS: [&str; 14] = [
     "email",
     "date",
     "time",

@@ -4,6 +4,7 @@
 //! XGrammar's own checks: the regex converter's and the EBNF parser's
 //! errors, and the JSON schema parser's, with its references resolved.
 
+use crate::structured::request::STRING_FORMATS;
 use serde_json::{Map, Value};
 
 /// `Grammar.from_regex(pattern)` succeeds.
@@ -674,24 +675,6 @@ fn number(o: &Map<String, Value>) -> Step {
     Ok(())
 }
 
-/// The string formats XGrammar writes as regexes.
-const FORMATS: [&str; 14] = [
-    "email",
-    "date",
-    "time",
-    "date-time",
-    "duration",
-    "ipv4",
-    "ipv6",
-    "hostname",
-    "uuid",
-    "uri",
-    "uri-reference",
-    "uri-template",
-    "json-pointer",
-    "relative-json-pointer",
-];
-
 /// `ParseString`, and the pattern's grammar.
 fn string(o: &Map<String, Value>) -> Step {
     if o.get("format").is_some_and(|f| !f.is_string()) {
@@ -708,7 +691,7 @@ fn string(o: &Map<String, Value>) -> Step {
         return Err(());
     }
     // A format XGrammar knows takes the place of the pattern.
-    let known_format = o.get("format").and_then(Value::as_str).is_some_and(|f| FORMATS.contains(&f));
+    let known_format = o.get("format").and_then(Value::as_str).is_some_and(|f| STRING_FORMATS.contains(&f));
     match o.get("pattern") {
         None => Ok(()),
         Some(Value::String(_)) if known_format => Ok(()),
