@@ -6,8 +6,6 @@
 //! arguments' schemas, or the answer. Forced choices are enforced by it, so
 //! nothing is refused up front as `hf` refuses it.
 
-use std::sync::Arc;
-
 use serde_json::{Map, Value};
 
 use super::response_template::grammar::{
@@ -16,12 +14,9 @@ use super::response_template::grammar::{
 };
 use super::response_template::{self, CONTENT, THINKING, TOOLS};
 use crate::error::ApiError;
-use crate::model::Model;
-use crate::parse::family::{
-    Composition, Family, KeepSpecial, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory,
-};
-use crate::parse::unified::{Grammar, GrammarRequest, Placeholder, Route, Selected, UnifiedFactory, UnifiedParser};
-use crate::parse::{ChatContext, ReasoningParser, Registry, ToolChoice, ToolParser};
+use crate::parse::family::{Composition, Family, ReasoningFamily, ToolFamily};
+use crate::parse::unified::{Grammar, GrammarRequest, Route, Selected};
+use crate::parse::{Registry, ToolChoice};
 use crate::structured::{RequestFormat, StrictLevel};
 
 pub const NAMES: [&str; 1] = ["beam"];
@@ -143,23 +138,17 @@ fn xgrammar_028_dump(format: &Value) -> Value {
     format
 }
 
-/// Beam's factory: the response-template parser's, plus the grammar.
-pub struct Factory {
-    inner: Arc<response_template::Factory>,
-}
-
-impl Factory {
     /// `_template_tag`: the template grammar for the request, `None` to
     /// leave its output to its own constraint.
     fn template_tag(
-        &self,
+        factory: &response_template::Factory,
         request: &GrammarRequest,
         selected: Selected,
         level: Option<StrictLevel>,
         prefix: &str,
         message_start: bool,
     ) -> Result<Option<Value>, ApiError> {
-        let t = self.inner.template();
+        let t = factory.template();
         let ctx = request.ctx;
         let choice = choice(request);
         let named = matches!(choice, Choice::Named(_));
@@ -195,7 +184,7 @@ impl Factory {
         }
         // Inside an open answer only the answer's rest applies; inside open
         // reasoning the grammar needs the reasoning gate.
-        let open_field = self.inner.open_field(prefix);
+        let open_field = factory.open_field(prefix);
         let reasoning_gated = selected.reasoning && ctx.include_reasoning;
         let mut tag = None;
         if open_field == Some(CONTENT) {
@@ -238,71 +227,30 @@ impl Factory {
             ));
         }
         Ok(tag)
-    }
 }
 
-impl UnifiedFactory for Factory {
-    fn create(&self, ctx: &ChatContext, model: &Arc<Model>, selected: Selected) -> Box<dyn UnifiedParser> {
-        UnifiedFactory::create(self.inner.as_ref(), ctx, model, selected)
-    }
-
-    fn keeps_special_token_spacing(&self) -> bool {
-        false
-    }
-
-    /// `BeamParser._constrain_request`.
-    fn grammar(
-        &self,
-        request: &GrammarRequest,
-        selected: Selected,
-        level: Option<StrictLevel>,
-    ) -> Result<Option<Grammar>, ApiError> {
-        let prefix = request.model.decode(request.prompt);
-        let message_start = self.inner.starts_message(&prefix);
-        let tag = self.template_tag(request, selected, level, &prefix, message_start)?;
-        let opts = crate::pycompat::json::DumpOptions { ensure_ascii: true, ..Default::default() };
-        Ok(tag.map(|t| Grammar {
-            structural_tag: crate::pycompat::json::dumps_with(&t, &opts),
-            // From the message start, the tag also covers the reasoning.
-            from_message_start: message_start,
-        }))
-    }
+/// `BeamParser._constrain_request`.
+fn constrain(
+    factory: &response_template::Factory,
+    request: &GrammarRequest,
+    selected: Selected,
+    level: Option<StrictLevel>,
+) -> Result<Option<Grammar>, ApiError> {
+    let prefix = request.model.decode(request.prompt);
+    let message_start = factory.starts_message(&prefix);
+    let tag = template_tag(factory, request, selected, level, &prefix, message_start)?;
+    let opts = crate::pycompat::json::DumpOptions { ensure_ascii: true, ..Default::default() };
+    Ok(tag.map(|t| Grammar {
+        structural_tag: crate::pycompat::json::dumps_with(&t, &opts),
+        // From the message start, the tag also covers the reasoning.
+        from_message_start: message_start,
+    }))
 }
 
-fn load(model: &Model) -> Result<Arc<Factory>, String> {
-    Ok(Arc::new(Factory { inner: response_template::load(model)? }))
-}
-
-impl ReasoningParserFactory for Factory {
-    fn create(&self, _: &ChatContext, _: &Arc<Model>) -> Box<dyn ReasoningParser> {
-        Box::new(Placeholder)
-    }
-    fn keep_special_tokens(&self) -> bool {
-        true
-    }
-    fn unified(&self) -> Option<&dyn UnifiedFactory> {
-        Some(self)
-    }
-}
-
-impl ToolParserFactory for Factory {
-    fn create(&self, _: &ChatContext, _: &Arc<Model>, _: bool) -> Box<dyn ToolParser> {
-        Box::new(Placeholder)
-    }
-    fn keep_special_tokens(&self) -> KeepSpecial {
-        KeepSpecial::Always
-    }
-    /// Forced choices are the grammar's, not a JSON schema's.
-    fn native_forced_choices(&self) -> bool {
-        true
-    }
-    fn unified(&self) -> Option<&dyn UnifiedFactory> {
-        Some(self)
-    }
-}
-
-static REASONING: ReasoningFamily = Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m)?) };
-static TOOL: ToolFamily = Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m)?) };
+static REASONING: ReasoningFamily =
+    Family { names: &NAMES, needs: "a response_template", load: |m| Ok(response_template::load(m, Some(constrain))?) };
+static TOOL: ToolFamily =
+    Family { names: &NAMES, needs: "a response_template", load: |m| Ok(response_template::load(m, Some(constrain))?) };
 
 static COMPOSITION: Composition = Composition { names: &NAMES, model_type: None, validate: response_template::validate };
 

@@ -27,8 +27,9 @@ use crate::model::Model;
 use crate::parse::family::{
     Composition, Family, KeepSpecial, ReasoningFamily, ReasoningParserFactory, ToolFamily, ToolParserFactory,
 };
-use crate::parse::unified::{Placeholder, Selected, UnifiedFactory, UnifiedParser};
+use crate::parse::unified::{Grammar, GrammarRequest, Placeholder, Selected, UnifiedFactory, UnifiedParser};
 use crate::parse::{random_tool_call_id, ChatContext, FunctionCall, ReasoningParser, Registry, ToolChoice, ToolParser};
+use crate::structured::StrictLevel;
 use crate::wire::response::{Delta, DeltaToolCall};
 
 pub const THINKING: &str = "thinking";
@@ -435,8 +436,14 @@ impl UnifiedParser for Unified {
 crate::impl_snapshot!(Unified { stream });
 
 /// The parser family's factory (both names: reasoning and tools).
+/// A family built on the response template that constrains every request
+/// with its own grammar (Beam's `adjust_request`); forced choices are then
+/// the grammar's to enforce, so none is refused up front.
+pub type Constrain = fn(&Factory, &GrammarRequest, Selected, Option<StrictLevel>) -> Result<Option<Grammar>, ApiError>;
+
 pub struct Factory {
     template: Arc<Template>,
+    constrain: Option<Constrain>,
 }
 
 impl Factory {
@@ -492,19 +499,32 @@ impl UnifiedFactory for Factory {
     }
 
     fn check_request(&self, ctx: &ChatContext, tools_given: bool, strict: bool, named: bool) -> Result<(), ApiError> {
-        if !tools_given || ctx.tool_choice == ToolChoice::None {
+        if !tools_given || ctx.tool_choice == ToolChoice::None || self.constrain.is_some() {
             return Ok(());
         }
         let required = ctx.tool_choice == ToolChoice::Required;
         refuse_guarantees(strict, required, named, ctx.parallel_tool_calls)
     }
+
+    fn grammar(
+        &self,
+        request: &GrammarRequest,
+        selected: Selected,
+        level: Option<StrictLevel>,
+    ) -> Result<Option<Grammar>, ApiError> {
+        match self.constrain {
+            Some(constrain) => constrain(self, request, selected, level),
+            None => Ok(None),
+        }
+    }
 }
 
-/// The factory for `model`'s response template.
-pub fn load(model: &Model) -> Result<Arc<Factory>, String> {
+/// The factory for `model`'s response template, constraining requests
+/// with `constrain` when given.
+pub fn load(model: &Model, constrain: Option<Constrain>) -> Result<Arc<Factory>, String> {
     let raw = raw_template(model).ok_or("no response_template")?;
     let template = serving_template(raw)?;
-    Ok(Arc::new(Factory { template: Arc::new(template) }))
+    Ok(Arc::new(Factory { template: Arc::new(template), constrain }))
 }
 
 impl ReasoningParserFactory for Factory {
@@ -536,8 +556,9 @@ impl ToolParserFactory for Factory {
     }
 }
 
-static REASONING: ReasoningFamily = Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m)?) };
-static TOOL: ToolFamily = Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m)?) };
+static REASONING: ReasoningFamily =
+    Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m, None)?) };
+static TOOL: ToolFamily = Family { names: &NAMES, needs: "a response_template", load: |m| Ok(load(m, None)?) };
 
 static COMPOSITION: Composition = Composition { names: &NAMES, model_type: None, validate };
 
@@ -557,7 +578,10 @@ mod tests {
     fn prompt_ends_read_as_vllms_parser_reads_them() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/models/beam/tokenizer_config.json");
         let config: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
-        let factory = Factory { template: Arc::new(serving_template(&config["response_template"]).expect("template")) };
+        let factory = Factory {
+            template: Arc::new(serving_template(&config["response_template"]).expect("template")),
+            constrain: None,
+        };
         let s = "<|start|>assistant";
         for (tail, open, start) in [
             ("<|channel|>final<|message|>", None, false),
