@@ -39,7 +39,7 @@ def post(core: Derenderer, path: str, body: dict) -> tuple[int, dict]:
     return status, json.loads(out)
 
 
-def stream(core, path, chunks, request_key, request, prompt_tokens=None):
+def stream(core, path, chunks, request_key, request, prompt_tokens=None, prompt_ids=PROMPT):
     """Send `chunks` (token ids, finish_reason, stop_reason) as one stream."""
     state, answers = None, []
     for ids, finish, stop in chunks:
@@ -48,7 +48,7 @@ def stream(core, path, chunks, request_key, request, prompt_tokens=None):
             "stream": True,
             "generate_chunk": {"request_id": "s", "choices": [choice]},
             "stream_state": state,
-            "prompt_token_ids": PROMPT,
+            "prompt_token_ids": prompt_ids,
             request_key: request,
         }
         if prompt_tokens is not None:

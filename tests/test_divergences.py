@@ -449,29 +449,6 @@ def test_call_inside_an_open_think_block_streams_as_batch():
             } == want, (text, chunks)
 
 
-def test_append_think_streams_hand_calls_to_the_tool_parser_as_batch_does():
-    """minimax_m2_append_think: vLLM's stream keeps tool markup as text until
-    a `</think>` (its reasoning phase never hands the text over), while its
-    batch answer is `<think>` then the calls. derender's stream sends the
-    `<think>` first and gives the rest to the tool parser: it assembles to
-    the batch answer."""
-    core = parser_core(
-        "models/qwen3",
-        "minimax-m2",
-        reasoning_parser="minimax_m2_append_think",
-        tool_call_parser="minimax_m2",
-    )
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
-    request = {"messages": [{"role": "user", "content": "hi"}], "tools": tools}
-    call = '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo'
-    ids = [*core.encode(call + "</parameter>\n</invoke>\n</minimax:tool_call>"), IM_END]
-    got = assemble(stream(core, CHAT, one_token_chunks(ids), "chat_request", request))
-    message = batch(core, ids, request)["message"]
-    assert got["content"] == message["content"] == "<think>"
-    assert [c["name"] for c in got["calls"].values()] == ["get_weather"]
-    assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
-
-
 def test_internlm_batch_errors_are_400s_where_vllm_answers_500():
     """vLLM's InternLM batch parser raises on a call it cannot read: a JSON
     error (a `ValueError`: vLLM's 400, with Python's message) or a call

@@ -107,7 +107,7 @@ impl Core {
         for &len in &vllm.output_chunk_lens {
             let chunk = &vllm.output_token_ids[start..start + len as usize];
             start += len as usize;
-            let mut plan = match spec.reads_ids() {
+            let mut plan = match spec.takes_chunks_as_sent() {
                 true => self.plan_chunk_unheld(chunk, None, None, Some(request)),
                 false => self.plan_chunk(held, chunk, None, None, Some(request), false),
             };
@@ -171,7 +171,7 @@ impl Core {
             let finish = choice.finish_reason.as_deref();
             let held = std::mem::take(&mut p.held);
             let stop_reason = choice.stop_reason.as_ref();
-            let mut plan = match spec.reads_ids() {
+            let mut plan = match spec.takes_chunks_as_sent() {
                 true => self.plan_chunk_unheld(delta_ids, finish, stop_reason, Some(request)),
                 false => self.plan_chunk(held, delta_ids, finish, stop_reason, Some(request), false),
             };

@@ -232,32 +232,6 @@ impl DelegatingParser {
         if let Some(u) = &mut self.unified {
             return u.parse_delta(delta_text, delta_ids, prompt_ids, finished);
         }
-        let prefix_mode = self.reasoning.as_ref().is_some_and(|r| r.content_prefix().is_some());
-        let prefix = match &self.reasoning {
-            Some(r) if !self.reasoning_ended => r.content_prefix(),
-            _ => None,
-        };
-        // With a content prefix the reasoning parser only keeps track of
-        // where vLLM's reasoning phase would end (its `</think>`).
-        let vllm_reasoning = match &mut self.reasoning {
-            Some(r) if r.content_prefix().is_some() => {
-                let texts = Texts { previous: "", current: delta_text, delta: delta_text };
-                let ids = Ids { previous: &[], current: delta_ids, delta: delta_ids };
-                r.extract_reasoning_streaming(&texts, &ids);
-                !r.is_reasoning_end_streaming(delta_ids, delta_ids)
-            }
-            _ => false,
-        };
-        let prefixed;
-        let delta_text = match prefix {
-            Some(prefix) => {
-                self.prompt_reasoning_checked = true;
-                self.reasoning_ended = true;
-                prefixed = format!("{prefix}{delta_text}");
-                prefixed.as_str()
-            }
-            None => delta_text,
-        };
         if !self.prompt_reasoning_checked
             && prompt_ids.is_none()
             && self.reasoning.as_ref().is_some_and(|r| r.passthrough())
@@ -336,10 +310,6 @@ impl DelegatingParser {
                 delta_ids = current_ids.clone();
             }
             let reasoning_here = message.as_ref().and_then(|m| m.reasoning.clone());
-            if prefix_mode {
-                // Batch reads the content as text: so does the stream.
-                (current_ids, delta_ids) = (Vec::new(), Vec::new());
-            }
             message = self.tool_phase(&current_text, &current_ids, &delta_text, &delta_ids, ctx);
             if let Some(m) = message.as_ref().filter(|_| !finished && self.completes_to_batch(ctx)) {
                 self.sent.record(m);
@@ -355,11 +325,6 @@ impl DelegatingParser {
 
         if message.is_none() && !transitioned && !self.in_reasoning_phase() && !self.in_tool_phase() {
             message = Some(Delta::content(delta_text.clone()));
-        }
-        // Until vLLM's reasoning phase would have ended, an empty delta is
-        // content there.
-        if message.is_none() && vllm_reasoning && delta_text.is_empty() {
-            message = Some(Delta::content(""));
         }
         if self.engine_based {
             self.previous_text.clear();

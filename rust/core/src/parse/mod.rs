@@ -106,15 +106,6 @@ pub trait ReasoningParser: Send {
     fn passthrough(&self) -> bool {
         false
     }
-    /// Text batch puts before the whole output, which is all content
-    /// (`minimax_m2_append_think`'s `<think>`): a stream sends it before its
-    /// first delta and skips the reasoning phase, so it assembles to the
-    /// batch answer even where vLLM's own stream does not (a prompt that
-    /// closed reasoning, tool calls the reasoning phase hides from the tool
-    /// parser).
-    fn content_prefix(&self) -> Option<&'static str> {
-        None
-    }
     /// Flush text an engine still holds (`finish_streaming`).
     fn finish_streaming(&mut self) -> Option<Delta> {
         None
@@ -187,6 +178,10 @@ pub trait ToolParser: Send {
     fn completes_to_batch(&self) -> bool {
         false
     }
+    /// The reasoning family's stream follows vLLM's where vLLM's stream and
+    /// batch disagree: so does the tool parser's (an engine then streams
+    /// text after calls, as vLLM's does).
+    fn follow_vllm_stream(&mut self) {}
     /// When the stream ends: what an engine still holds, or what a vLLM
     /// chunking bug kept a legacy parser from streaming (a parser that
     /// reproduces vLLM's chunks also reproduces its losses), so the stream

@@ -229,6 +229,13 @@ impl ParserSpec {
         self.unified().is_some_and(|u| u.reads_ids())
     }
 
+    /// The parser gets each chunk's ids as the engine sent them, a stop
+    /// token before the finish included: it reads ids (Harmony), or its
+    /// stream follows vLLM's, which decodes that token as it comes.
+    pub fn takes_chunks_as_sent(&self) -> bool {
+        self.reads_ids() || self.stream_follows_vllm()
+    }
+
     /// Whether render leaves `spaces_between_special_tokens` on.
     pub fn keeps_special_token_spacing(&self) -> bool {
         self.unified().is_none_or(|u| u.keeps_special_token_spacing())
@@ -267,7 +274,10 @@ impl ParserSpec {
     /// A fresh parser for one request (batch) or one streamed choice.
     pub fn build(&self, ctx: &ChatContext, model: &Arc<Model>) -> DelegatingParser {
         let reasoning = self.reasoning.as_ref().map(|r| r.create(ctx, model));
-        let tool = self.tool.as_ref().map(|t| t.create(ctx, model, self.reasoning.is_some()));
+        let mut tool = self.tool.as_ref().map(|t| t.create(ctx, model, self.reasoning.is_some()));
+        if self.stream_follows_vllm() {
+            tool.iter_mut().for_each(|t| t.follow_vllm_stream());
+        }
         let parser = DelegatingParser::new(reasoning, tool, self.enable_auto_tools);
         let selected = self.selected();
         match self.unified() {

@@ -45,6 +45,9 @@ pub struct EngineTools {
     /// end flushes (`_strip_unfinished_marker`).
     pub unfinished_marker: Option<&'static str>,
     config: &'static EngineConfig,
+    /// The config's `stream_text_after_calls`, or on when the stream follows
+    /// vLLM's (`ToolParser::follow_vllm_stream`).
+    text_after_calls: bool,
     model: Arc<Model>,
     engine: StreamingEngine,
     tools: Vec<Value>,
@@ -159,6 +162,7 @@ impl EngineTools {
             first_arg_chunk_streams: false,
             unfinished_marker: None,
             config,
+            text_after_calls: config.stream_text_after_calls,
             model,
             engine,
             tools,
@@ -443,7 +447,7 @@ impl EngineTools {
                 // is returned; vLLM's stream sends it later (a chunking bug),
                 // so once a call has streamed, later text is dropped here
                 // unless the family follows vLLM's stream.
-                EventType::TextChunk if self.call_sent() && !self.config.stream_text_after_calls => {}
+                EventType::TextChunk if self.call_sent() && !self.text_after_calls => {}
                 EventType::TextChunk if seen_tool => self.deferred_content.push_str(&e.value),
                 EventType::TextChunk => content_parts.push(e.value),
                 EventType::ReasoningChunk => reasoning.push_str(&e.value),
@@ -471,7 +475,7 @@ impl EngineTools {
         if deltas.len() > 1 {
             deltas = coalesce(deltas);
         }
-        if self.call_sent() && !self.config.stream_text_after_calls {
+        if self.call_sent() && !self.text_after_calls {
             // Text deferred after this chunk's tool events, before its call
             // was named: batch drops it too.
             self.deferred_content.truncate(carried.len().min(self.deferred_content.len()));
@@ -637,6 +641,10 @@ impl ToolParser for EngineTools {
 
     fn supports_required_and_named(&self) -> bool {
         self.supports_required_and_named
+    }
+
+    fn follow_vllm_stream(&mut self) {
+        self.text_after_calls = true;
     }
 
     fn engine_based(&self) -> bool {

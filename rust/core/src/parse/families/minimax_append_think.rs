@@ -2,10 +2,10 @@
 //! `MiniMaxM2AppendThinkReasoningParser`): no reasoning field at all; the
 //! whole output is content, with the `<think>` the template put in the prompt
 //! written back in front of it, so clients that keep the raw text see the
-//! model's thinking as it was generated. Streams send that `<think>` first
-//! and hand the rest to the tool parser as content, as batch does (vLLM's
-//! stream keeps tool markup as text, and drops `<think>` after a prompt
-//! that closed reasoning; docs/divergences.md).
+//! model's thinking as it was generated. Streams follow vLLM's: they stay in
+//! the reasoning phase (all text, tool markup included) until a `</think>`,
+//! and after a prompt that closed reasoning hand the raw output, without
+//! `<think>`, to the tool parser.
 
 use std::sync::Arc;
 
@@ -20,7 +20,7 @@ struct AppendThink {
     /// `<think>`, `</think>` (vLLM's `vocab.get`: either may be absent).
     start_id: Option<i64>,
     end_id: Option<i64>,
-    /// A chunk went out (the next ones get no `<think>`).
+    /// A delta with ids went out (the next ones get no `<think>`).
     started: bool,
     /// The output reached a point where its last think marker was
     /// `</think>` (vLLM's reasoning phase ended there).
@@ -62,16 +62,13 @@ impl ReasoningParser for AppendThink {
     }
 
     fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
+        // vLLM's `len(previous_token_ids) == 0`: the first delta with ids.
         let first = !self.started;
-        self.started = true;
+        self.started |= !ids.delta.is_empty();
         // vLLM's reasoning phase ends for good at the first delta after
         // which the last think marker is `</think>`.
         self.ended |= self.last_marker_is_end(ids.delta) == Some(true);
         Some(Delta::content(if first { format!("{START}{}", t.delta) } else { t.delta.to_string() }))
-    }
-
-    fn content_prefix(&self) -> Option<&'static str> {
-        Some(START)
     }
 
     fn reads_history(&self) -> bool {
@@ -87,6 +84,12 @@ struct Factory {
 impl ReasoningParserFactory for Factory {
     fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
         Box::new(AppendThink { start_id: self.start_id, end_id: self.end_id, started: false, ended: false })
+    }
+
+    /// Streams are vLLM's: the prompt can end reasoning before the output
+    /// starts, and tool markup before a `</think>` stays text.
+    fn stream_follows_vllm(&self) -> bool {
+        true
     }
 }
 
