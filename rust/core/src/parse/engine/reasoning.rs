@@ -159,6 +159,11 @@ impl EngineReasoning {
         self.events_to_delta(events, false)
     }
 
+    /// The token (its text) is a special token the engine drops.
+    pub fn drops_token(&self, token: &str) -> bool {
+        self.model.tokenizer.token_to_id(token).is_some_and(|id| self.engine.drops(i64::from(id)))
+    }
+
     pub fn strip_trailing_reasoning(&mut self, delta: Option<Delta>) -> Option<Delta> {
         if !self.config.strip_trailing_reasoning_whitespace {
             return delta;
