@@ -339,8 +339,12 @@ struct Factory;
 
 impl ReasoningParserFactory for Factory {
     fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
+        let mut engine = EngineReasoning::new(config(thinking(ctx)), model.clone());
+        // A call inside the thought loses its markup's ids when the same
+        // delta closes the thought: its text is content, as in vLLM's stream.
+        engine.content_ids_after_last_end = true;
         Box::new(Gemma4Reasoning {
-            engine: EngineReasoning::new(config(thinking(ctx)), model.clone()),
+            engine,
             ids: Ids4::of(model),
             first_feed: true,
             label: ThoughtLabel::default(),
