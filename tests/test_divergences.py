@@ -559,13 +559,21 @@ def test_gemma4_streams_read_the_prompt_as_vllms_do():
     token among them is decoded at once, not held back to the next call."""
     core = config_core("gemma4")
     request = {"messages": [{"role": "user", "content": "hi"}]}
-    prompt = core.encode("<|turn>user\nhi<turn|>\n<|turn>model\n<|channel>thought\n<channel|>")
-    texts = ["<|channel>thought\n", "weighing it \n<channel|>", "Answer", " here<turn|>", "<eos><turn|>"]
+    prompt = core.encode("<|turn>user\nhi<turn|>\n<|turn>model\n")
+    prompt += core.encode("<|channel>thought\n<channel|>")
+    texts = [
+        "<|channel>thought\n",
+        "weighing it \n<channel|>",
+        "Answer",
+        " here<turn|>",
+        "<eos><turn|>",
+    ]
     chunks = [core.encode(text) for text in texts]
     state, deltas = None, []
     for k, ids in enumerate(chunks):
         finish = "stop" if k == len(chunks) - 1 else None
-        generate = {"request_id": "s", "choices": [{"index": 0, "token_ids": ids, "finish_reason": finish}]}
+        choice = {"index": 0, "token_ids": ids, "finish_reason": finish}
+        generate = {"request_id": "s", "choices": [choice]}
         body = {
             "stream": True,
             "generate_chunk": generate,
@@ -578,8 +586,10 @@ def test_gemma4_streams_read_the_prompt_as_vllms_do():
         state = out["stream_state"]
         delta = out["chunk"]["choices"][0]["delta"]
         deltas.append((delta.get("reasoning"), delta.get("content")))
-    assert deltas == [(None, None), ("weighing it", None), (None, "Answer"), (None, " here"), (None, None)]
-    message = batch(core, [tok for ids in chunks for tok in ids], request, prompt_ids=prompt)["message"]
+    reasoning = ("weighing it", None)
+    assert deltas == [(None, None), reasoning, (None, "Answer"), (None, " here"), (None, None)]
+    output = [tok for ids in chunks for tok in ids]
+    message = batch(core, output, request, prompt_ids=prompt)["message"]
     assert (message["reasoning"], message["content"]) == ("weighing it", "Answer here")
 
 
