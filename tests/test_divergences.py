@@ -527,6 +527,49 @@ def test_gemma4_streams_send_call_names_as_written_as_vllms_do():
     assert [json.loads(c["arguments"]) for c in got["calls"].values()] == [{"city": "Oslo"}]
 
 
+def test_gemma4_streams_read_the_prompt_as_vllms_do():
+    """gemma4's streams follow vLLM's, which reads the prompt: with thinking off
+    the template ends it in an empty `<|channel>thought\n<channel|>`, so reasoning
+    has ended and the tool engine reads the whole output, a thought it opens
+    included; content streams as it comes, and the message is batch's. The
+    special tokens the engines drop (`<turn|>`, `<eos>`) show nowhere, so a stop
+    token among them is decoded at once, not held back to the next call."""
+    core = config_core("gemma4")
+    request = {"messages": [{"role": "user", "content": "hi"}]}
+    prompt = core.encode("<|turn>user\nhi<turn|>\n<|turn>model\n")
+    prompt += core.encode("<|channel>thought\n<channel|>")
+    texts = [
+        "<|channel>thought\n",
+        "weighing it \n<channel|>",
+        "Answer",
+        " here<turn|>",
+        "<eos><turn|>",
+    ]
+    chunks = [core.encode(text) for text in texts]
+    state, deltas = None, []
+    for k, ids in enumerate(chunks):
+        finish = "stop" if k == len(chunks) - 1 else None
+        choice = {"index": 0, "token_ids": ids, "finish_reason": finish}
+        generate = {"request_id": "s", "choices": [choice]}
+        body = {
+            "stream": True,
+            "generate_chunk": generate,
+            "stream_state": state,
+            "prompt_token_ids": prompt,
+            "chat_request": request,
+        }
+        status, out = post(core, CHAT, body)
+        assert status == 200, out
+        state = out["stream_state"]
+        delta = out["chunk"]["choices"][0]["delta"]
+        deltas.append((delta.get("reasoning"), delta.get("content")))
+    reasoning = ("weighing it", None)
+    assert deltas == [(None, None), reasoning, (None, "Answer"), (None, " here"), (None, None)]
+    output = [tok for ids in chunks for tok in ids]
+    message = batch(core, output, request, prompt_ids=prompt)["message"]
+    assert (message["reasoning"], message["content"]) == ("weighing it", "Answer here")
+
+
 def test_hunyuan_a13b_streams_answer_token_less_chunks():
     """hunyuan_a13b: vLLM's reasoning stream asserts one token per delta,
     so a finish-only final chunk (or one whose stop token is held back) is

@@ -82,7 +82,13 @@ impl DelegatingParser {
     /// A unified parser takes `token` (after `before`) as markup that shows
     /// no text (`UnifiedParser::takes_as_markup`).
     pub fn takes_as_markup(&self, before: &str, token: &str, prompt: Option<&[i64]>) -> bool {
-        self.unified.as_ref().is_some_and(|u| u.takes_as_markup(before, token, prompt))
+        if let Some(u) = &self.unified {
+            return u.takes_as_markup(before, token, prompt);
+        }
+        // Every configured parser drops the token, whichever phase reads it.
+        (self.reasoning.is_some() || self.tool.is_some())
+            && self.reasoning.as_ref().is_none_or(|r| r.drops_token(token))
+            && self.tool.as_ref().is_none_or(|t| t.drops_token(token))
     }
 
     pub fn has_tool_parser(&self) -> bool {

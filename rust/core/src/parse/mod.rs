@@ -64,6 +64,13 @@ pub struct Texts<'a> {
 
 /// vLLM's `ReasoningParser` (legacy interface).
 pub trait ReasoningParser: Send {
+    /// A held stop token (its text) that this parser drops from the text
+    /// wherever it comes (an engine's unconfigured special token): it shows
+    /// nothing, so the stream decodes it at once, as vLLM's does.
+    fn drops_token(&self, token: &str) -> bool {
+        let _ = token;
+        false
+    }
     /// Batch: `(reasoning, content)`.
     fn extract_reasoning(&self, text: &str, ctx: &ChatContext) -> (Option<String>, Option<String>);
     /// Does the reasoning section end within `ids` (e.g. the prompt)?
@@ -165,6 +172,13 @@ pub trait ToolParser: Send {
     /// from the last call of the final delta (vLLM appends them there).
     fn remaining_args_index(&self) -> Option<i64> {
         None
+    }
+    /// A held stop token (its text) that this parser drops from the text
+    /// wherever it comes (an engine's unconfigured special token): it shows
+    /// nothing, so the stream decodes it at once, as vLLM's does.
+    fn drops_token(&self, token: &str) -> bool {
+        let _ = token;
+        false
     }
     fn supports_required_and_named(&self) -> bool {
         true

@@ -18,6 +18,10 @@ pub struct EngineReasoning {
     /// ...or, without `</think>`, the ids from the last of this token on
     /// (Kimi's tool-section opener).
     pub content_ids_fallback: Option<i64>,
+    /// `extract_content_ids` cuts after the last `</think>` even where a
+    /// call marker ended reasoning before it, as vLLM does (a family whose
+    /// stream follows vLLM's there).
+    pub content_ids_after_last_end: bool,
     config: &'static EngineConfig,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -59,6 +63,7 @@ impl EngineReasoning {
             passthrough_without_thinking: false,
             content_ids_after_end_only: false,
             content_ids_fallback: None,
+            content_ids_after_last_end: false,
             config,
             model,
             engine,
@@ -157,6 +162,11 @@ impl EngineReasoning {
         let model = self.model.clone();
         let events = self.engine.feed(&model, t.delta, ids.delta);
         self.events_to_delta(events, false)
+    }
+
+    /// The token (its text) is a special token the engine drops.
+    pub fn drops_token(&self, token: &str) -> bool {
+        self.model.tokenizer.token_to_id(token).is_some_and(|id| self.engine.drops(i64::from(id)))
     }
 
     pub fn strip_trailing_reasoning(&mut self, delta: Option<Delta>) -> Option<Delta> {
@@ -288,7 +298,8 @@ impl ReasoningParser for EngineReasoning {
                 // loses the call's marker ids): the content starts at that
                 // marker, without the `</think>` the engine dropped from its
                 // text, as it would one token per chunk.
-                if let Some(k) = implicit_end().filter(|&k| k < i && ids[k] != end) {
+                let implicit = implicit_end().filter(|_| !self.content_ids_after_last_end);
+                if let Some(k) = implicit.filter(|&k| k < i && ids[k] != end) {
                     return ids[k..].iter().copied().filter(|&x| x != end).collect();
                 }
                 return ids[i + 1..].to_vec();

@@ -117,6 +117,11 @@ impl StreamingEngine {
         e
     }
 
+    /// The special token (by id) is one the engine drops from the text.
+    pub fn drops(&self, id: i64) -> bool {
+        self.has_drops && self.resolved_ids.get(&id).is_some_and(|t| t == DROP)
+    }
+
     fn compute_reasoning_markup_terminals(&self) -> HashSet<&'static str> {
         let plain = |s: State| matches!(s, State::Content | State::Reasoning);
         let markers: HashSet<&'static str> = self

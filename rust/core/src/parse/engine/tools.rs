@@ -190,6 +190,26 @@ impl EngineTools {
         }
     }
 
+    /// The token (its text) is a special token the engine drops.
+    pub fn drops_token(&self, token: &str) -> bool {
+        self.model.tokenizer.token_to_id(token).is_some_and(|id| self.engine.drops(i64::from(id)))
+    }
+
+    /// A streamed delta as `_events_to_delta` makes it, before a family's
+    /// override and `_strip_trailing_reasoning` (which needs to know
+    /// whether the delta's events ended reasoning: the bool).
+    pub fn raw_streaming(&mut self, t: &Texts, ids: &Ids, ctx: &ChatContext) -> (Option<Delta>, bool) {
+        if !self.initialized {
+            self.initialized = true;
+            self.reset(Some(State::Content));
+        }
+        self.check_skip(ctx);
+        let model = self.model.clone();
+        let events = self.engine.feed(&model, t.delta, ids.delta);
+        let ended = events.iter().any(|e| e.kind == EventType::ReasoningEnd);
+        (self.events_to_delta(events, false), ended)
+    }
+
     /// `_fix_arg_types`: coerce the arguments to the tool's schema.
     fn fix_arg_types(&self, args_json: &str, name: &str) -> String {
         if self.tools.is_empty() || name.is_empty() {
@@ -629,14 +649,7 @@ impl ToolParser for EngineTools {
     }
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, ctx: &ChatContext) -> Option<Delta> {
-        if !self.initialized {
-            self.initialized = true;
-            self.reset(Some(State::Content));
-        }
-        self.check_skip(ctx);
-        let model = self.model.clone();
-        let events = self.engine.feed(&model, t.delta, ids.delta);
-        self.events_to_delta(events, false)
+        self.raw_streaming(t, ids, ctx).0
     }
 
     fn supports_required_and_named(&self) -> bool {

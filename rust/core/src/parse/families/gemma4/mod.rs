@@ -185,6 +185,11 @@ impl ReasoningParser for Gemma4Reasoning {
         self.engine.is_reasoning_end(ids)
     }
 
+    /// `<turn|>` and the other unconfigured special tokens never show.
+    fn drops_token(&self, token: &str) -> bool {
+        self.engine.drops_token(token)
+    }
+
     fn extract_content_ids(&self, ids: &[i64]) -> Vec<i64> {
         self.engine.extract_content_ids(ids)
     }
@@ -247,11 +252,41 @@ impl ReasoningParser for Gemma4Reasoning {
 
 crate::impl_snapshot!(Gemma4Reasoning { first_feed, label } nested { engine });
 
+/// `_strip_trailing_reasoning` for the tool engine, which vLLM runs on
+/// every tool delta too: reasoning's trailing whitespace waits until more
+/// reasoning follows (dropped once reasoning has ended).
+#[derive(Default, serde::Serialize, serde::Deserialize)]
+struct TrailingSpace {
+    held: String,
+    reasoning_ended: bool,
+}
+
+impl TrailingSpace {
+    fn apply(&mut self, delta: Option<Delta>) -> Option<Delta> {
+        match delta {
+            Some(mut d) if d.reasoning.is_some() => {
+                let combined = format!("{}{}", self.held, d.reasoning.take().unwrap_or_default());
+                let trimmed = combined.trim_end();
+                self.held = combined[trimmed.len()..].to_string();
+                d.reasoning = (!trimmed.is_empty()).then(|| trimmed.to_string());
+                (d.reasoning.is_some() || d.content.is_some() || !d.tool_calls.is_empty()).then_some(d)
+            }
+            other => {
+                if self.reasoning_ended {
+                    self.held.clear();
+                }
+                other
+            }
+        }
+    }
+}
+
 struct Gemma4Tools {
     tools: EngineTools,
     ids: Ids4,
     first_feed: bool,
     label: ThoughtLabel,
+    trailing: TrailingSpace,
 }
 
 impl ToolParser for Gemma4Tools {
@@ -263,19 +298,25 @@ impl ToolParser for Gemma4Tools {
     fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, ctx: &ChatContext) -> Option<Delta> {
         // The tool engine starts every stream in content.
         let fed = if std::mem::take(&mut self.first_feed) { self.ids.first_feed(t.delta, ids.delta, true) } else { None };
-        let delta = match &fed {
+        let (delta, ended) = match &fed {
             Some((text, fed_ids)) => {
                 let texts = Texts { previous: t.previous, current: t.current, delta: text };
                 let ids = Ids { previous: ids.previous, current: ids.current, delta: fed_ids };
-                self.tools.extract_tool_calls_streaming(&texts, &ids, ctx)
+                self.tools.raw_streaming(&texts, &ids, ctx)
             }
-            None => self.tools.extract_tool_calls_streaming(t, ids, ctx),
+            None => self.tools.raw_streaming(t, ids, ctx),
         };
-        self.label.apply(delta, false)
+        self.trailing.reasoning_ended |= ended;
+        let delta = self.label.apply(delta, false);
+        self.trailing.apply(delta)
     }
 
     fn supports_required_and_named(&self) -> bool {
         false
+    }
+
+    fn drops_token(&self, token: &str) -> bool {
+        self.tools.drops_token(token)
     }
 
     fn engine_based(&self) -> bool {
@@ -292,14 +333,18 @@ impl ToolParser for Gemma4Tools {
     }
 }
 
-crate::impl_snapshot!(Gemma4Tools { first_feed, label } nested { tools });
+crate::impl_snapshot!(Gemma4Tools { first_feed, label, trailing } nested { tools });
 
 struct Factory;
 
 impl ReasoningParserFactory for Factory {
     fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
+        let mut engine = EngineReasoning::new(config(thinking(ctx)), model.clone());
+        // A call inside the thought loses its markup's ids when the same
+        // delta closes the thought: its text is content, as in vLLM's stream.
+        engine.content_ids_after_last_end = true;
         Box::new(Gemma4Reasoning {
-            engine: EngineReasoning::new(config(thinking(ctx)), model.clone()),
+            engine,
             ids: Ids4::of(model),
             first_feed: true,
             label: ThoughtLabel::default(),
@@ -309,12 +354,26 @@ impl ReasoningParserFactory for Factory {
     fn keep_special_tokens(&self) -> bool {
         true
     }
+
+    /// vLLM's stream reads the prompt: with thinking off the template ends
+    /// it in an empty `<|channel>thought\n<channel|>`, so reasoning has
+    /// ended before the output and the tool engine reads all of it
+    /// (reasoning it opens included), while batch splits reasoning first.
+    fn stream_follows_vllm(&self) -> bool {
+        true
+    }
 }
 
 impl ToolParserFactory for Factory {
     fn create(&self, ctx: &ChatContext, model: &Arc<Model>, with_reasoning: bool) -> Box<dyn ToolParser> {
         let tools = EngineTools::new(config(thinking(ctx)), model.clone(), ctx.tools.clone(), !with_reasoning);
-        Box::new(Gemma4Tools { tools, ids: Ids4::of(model), first_feed: true, label: ThoughtLabel::default() })
+        Box::new(Gemma4Tools {
+            tools,
+            ids: Ids4::of(model),
+            first_feed: true,
+            label: ThoughtLabel::default(),
+            trailing: TrailingSpace::default(),
+        })
     }
 
     fn keep_special_tokens(&self) -> KeepSpecial {
