@@ -546,23 +546,11 @@ def test_gemma4_streams_read_the_prompt_as_vllms_do():
         "<eos><turn|>",
     ]
     chunks = [core.encode(text) for text in texts]
-    state, deltas = None, []
-    for k, ids in enumerate(chunks):
-        finish = "stop" if k == len(chunks) - 1 else None
-        choice = {"index": 0, "token_ids": ids, "finish_reason": finish}
-        generate = {"request_id": "s", "choices": [choice]}
-        body = {
-            "stream": True,
-            "generate_chunk": generate,
-            "stream_state": state,
-            "prompt_token_ids": prompt,
-            "chat_request": request,
-        }
-        status, out = post(core, CHAT, body)
-        assert status == 200, out
-        state = out["stream_state"]
-        delta = out["chunk"]["choices"][0]["delta"]
-        deltas.append((delta.get("reasoning"), delta.get("content")))
+    finishes = [None] * (len(chunks) - 1) + ["stop"]
+    sent = [(ids, finish, None) for ids, finish in zip(chunks, finishes, strict=True)]
+    answers = stream(core, CHAT, sent, "chat_request", request, prompt_ids=prompt)
+    sent_deltas = [a["chunk"]["choices"][0]["delta"] for a in answers]
+    deltas = [(d.get("reasoning"), d.get("content")) for d in sent_deltas]
     reasoning = ("weighing it", None)
     assert deltas == [(None, None), reasoning, (None, "Answer"), (None, " here"), (None, None)]
     output = [tok for ids in chunks for tok in ids]
