@@ -17,6 +17,7 @@ mod streaming;
 mod tools;
 
 pub use factory::{EngineReasoningFamily, EngineToolFamily};
+pub(crate) use reasoning::hold_trailing_reasoning;
 pub use reasoning::EngineReasoning;
 pub use streaming::StreamingEngine;
 pub use tools::EngineTools;

@@ -173,23 +173,27 @@ impl EngineReasoning {
         if !self.config.strip_trailing_reasoning_whitespace {
             return delta;
         }
-        match delta {
-            Some(mut d) if d.reasoning.is_some() => {
-                let combined = format!("{}{}", self.deferred_reasoning, d.reasoning.take().unwrap_or_default());
-                let trimmed = combined.trim_end();
-                self.deferred_reasoning = combined[trimmed.len()..].to_string();
-                d.reasoning = (!trimmed.is_empty()).then(|| trimmed.to_string());
-                if d.reasoning.is_none() && d.content.is_none() && d.tool_calls.is_empty() {
-                    return None;
-                }
-                Some(d)
+        hold_trailing_reasoning(&mut self.deferred_reasoning, self.reasoning_ended, delta)
+    }
+}
+
+/// `_strip_trailing_reasoning`: a delta's trailing reasoning whitespace is
+/// held in `held` until more reasoning follows, and dropped once reasoning
+/// has ended; a delta left empty becomes none.
+pub(crate) fn hold_trailing_reasoning(held: &mut String, reasoning_ended: bool, delta: Option<Delta>) -> Option<Delta> {
+    match delta {
+        Some(mut d) if d.reasoning.is_some() => {
+            let combined = format!("{held}{}", d.reasoning.take().unwrap_or_default());
+            let trimmed = combined.trim_end();
+            *held = combined[trimmed.len()..].to_string();
+            d.reasoning = (!trimmed.is_empty()).then(|| trimmed.to_string());
+            (d.reasoning.is_some() || d.content.is_some() || !d.tool_calls.is_empty()).then_some(d)
+        }
+        other => {
+            if reasoning_ended {
+                held.clear();
             }
-            other => {
-                if !self.deferred_reasoning.is_empty() && self.reasoning_ended {
-                    self.deferred_reasoning.clear();
-                }
-                other
-            }
+            other
         }
     }
 }

@@ -263,21 +263,7 @@ struct TrailingSpace {
 
 impl TrailingSpace {
     fn apply(&mut self, delta: Option<Delta>) -> Option<Delta> {
-        match delta {
-            Some(mut d) if d.reasoning.is_some() => {
-                let combined = format!("{}{}", self.held, d.reasoning.take().unwrap_or_default());
-                let trimmed = combined.trim_end();
-                self.held = combined[trimmed.len()..].to_string();
-                d.reasoning = (!trimmed.is_empty()).then(|| trimmed.to_string());
-                (d.reasoning.is_some() || d.content.is_some() || !d.tool_calls.is_empty()).then_some(d)
-            }
-            other => {
-                if self.reasoning_ended {
-                    self.held.clear();
-                }
-                other
-            }
-        }
+        crate::parse::engine::hold_trailing_reasoning(&mut self.held, self.reasoning_ended, delta)
     }
 }
 
