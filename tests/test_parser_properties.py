@@ -171,6 +171,10 @@ class Family:
     # Text may come before and after the calls (not for formats that must
     # start with the calls).
     text_first: bool = True
+    # Text after the calls (not for families whose streams send it as vLLM's
+    # stream does, where batch drops it: docs/divergences.md). Such families
+    # also generate no separator between calls, which is text after a call.
+    text_after: bool = True
 
     @classmethod
     def from_facts(cls, facts: dict) -> Family:
@@ -198,7 +202,7 @@ class Family:
             out += rng.choice(TEXTS)
         if calls:
             out += self.wrap[0] + self.sep.join(calls) + self.wrap[1]
-            if self.text_first and rng.random() < 0.3:
+            if self.text_first and self.text_after and rng.random() < 0.3:
                 out += rng.choice(TEXTS)
         return out
 

@@ -102,6 +102,14 @@ pub trait ReasoningParserFactory: Send + Sync {
     fn stream_follows_vllm(&self) -> bool {
         false
     }
+    /// Whether the tool parser streams text after a call as vLLM's stream
+    /// does (`Some(true)`) or drops it as batch does (`Some(false)`); `None`
+    /// leaves it to the tool family. A stream that follows vLLM's sends it;
+    /// one whose reasoning follows batch where vLLM's reads the prompt drops
+    /// it, or the stream would be neither answer.
+    fn tool_text_after_calls(&self) -> Option<bool> {
+        self.stream_follows_vllm().then_some(true)
+    }
 }
 
 /// Checks a model's vocabulary and makes the factory; the error is the

@@ -192,10 +192,12 @@ pub trait ToolParser: Send {
     fn completes_to_batch(&self) -> bool {
         false
     }
-    /// The reasoning family's stream follows vLLM's where vLLM's stream and
-    /// batch disagree: so does the tool parser's (an engine then streams
-    /// text after calls, as vLLM's does).
-    fn follow_vllm_stream(&mut self) {}
+    /// The reasoning family decides whether text after a streamed call is
+    /// sent, as vLLM's stream sends it, or dropped, as batch drops it
+    /// (`ReasoningParserFactory::tool_text_after_calls`; engines only).
+    fn stream_text_after_calls(&mut self, on: bool) {
+        let _ = on;
+    }
     /// When the stream ends: what an engine still holds, or what a vLLM
     /// chunking bug kept a legacy parser from streaming (a parser that
     /// reproduces vLLM's chunks also reproduces its losses), so the stream

@@ -275,8 +275,8 @@ impl ParserSpec {
     pub fn build(&self, ctx: &ChatContext, model: &Arc<Model>) -> DelegatingParser {
         let reasoning = self.reasoning.as_ref().map(|r| r.create(ctx, model));
         let mut tool = self.tool.as_ref().map(|t| t.create(ctx, model, self.reasoning.is_some()));
-        if self.stream_follows_vllm() {
-            tool.iter_mut().for_each(|t| t.follow_vllm_stream());
+        if let Some(on) = self.reasoning.as_ref().and_then(|r| r.tool_text_after_calls()) {
+            tool.iter_mut().for_each(|t| t.stream_text_after_calls(on));
         }
         let parser = DelegatingParser::new(reasoning, tool, self.enable_auto_tools);
         let selected = self.selected();

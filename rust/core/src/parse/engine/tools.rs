@@ -45,8 +45,8 @@ pub struct EngineTools {
     /// end flushes (`_strip_unfinished_marker`).
     pub unfinished_marker: Option<&'static str>,
     config: &'static EngineConfig,
-    /// The config's `stream_text_after_calls`, or on when the stream follows
-    /// vLLM's (`ToolParser::follow_vllm_stream`).
+    /// The config's `stream_text_after_calls`, unless the reasoning family
+    /// says otherwise (`ToolParser::stream_text_after_calls`).
     text_after_calls: bool,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -656,8 +656,8 @@ impl ToolParser for EngineTools {
         self.supports_required_and_named
     }
 
-    fn follow_vllm_stream(&mut self) {
-        self.text_after_calls = true;
+    fn stream_text_after_calls(&mut self, on: bool) {
+        self.text_after_calls = on;
     }
 
     fn engine_based(&self) -> bool {

@@ -257,6 +257,12 @@ impl ReasoningParserFactory for Factory {
     fn keep_special_tokens(&self) -> bool {
         true
     }
+
+    /// Its stream reads reasoning as batch does where vLLM's reads the
+    /// prompt: text after calls is dropped as batch drops it.
+    fn tool_text_after_calls(&self) -> Option<bool> {
+        Some(false)
+    }
 }
 
 static REASONING: ReasoningFamily = Family { names: &["minicpmv"], needs: "", load: |_| Ok(Arc::new(Factory)) };

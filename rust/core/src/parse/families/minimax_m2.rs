@@ -77,7 +77,7 @@ fn build() -> EngineConfig {
         strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
         strip_content_whitespace_with_tools: true,
-        stream_text_after_calls: false,
+        stream_text_after_calls: true,
     }
 }
 

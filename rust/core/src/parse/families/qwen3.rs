@@ -90,7 +90,7 @@ pub(super) fn build(m: &Markers, thinking: bool) -> EngineConfig {
         strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
         strip_content_whitespace_with_tools: true,
-        stream_text_after_calls: false,
+        stream_text_after_calls: true,
     }
 }
 
