@@ -122,12 +122,11 @@ def test_vllm_state_is_accepted_and_ours_is_vllm_shaped(core):
 
 def test_parser_stream_answers_as_batch_when_the_prompt_closes_reasoning():
     """vLLM's stream reads reasoning state from the request's prompt: a prompt
-    ending in `<think></think>` makes its whole stream content (minimax_m2
+    ending in `<think></think>` makes its whole stream content (deepseek_r1
     ignores `enable_thinking`), while its batch splits reasoning out. derender's
-    stream gives the batch answer on every call."""
-    core = parser_core(
-        "models/qwen3", "minimax-m2", reasoning_parser="minimax_m2", tool_call_parser="minimax_m2"
-    )
+    stream gives the batch answer on every call (families whose streams follow
+    vLLM's aside: minimax_m2's, tests/test_minimax_m2.py)."""
+    core = parser_core("models/qwen3", "qwen3", reasoning_parser="deepseek_r1")
     think, end = core.encode("<think>"), core.encode("</think>")
     output = [*think, *core.encode("\nweighing it"), *end, *core.encode("\n\nAnswer."), IM_END]
     request = {

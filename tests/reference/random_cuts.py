@@ -58,6 +58,8 @@ def core_for(config: dict) -> Derenderer:
             kwargs["reasoning_parser"] = flags[i + 1]
         elif flag == "--enable-auto-tool-choice":
             kwargs["enable_auto_tool_choice"] = True
+        elif flag in ("--max-model-len", "--max-logprobs"):
+            kwargs[flag[2:].replace("-", "_")] = int(flags[i + 1])
     name = config["model"].split("/")[-1]
     model = DEFAULT_MODEL_DIR if name == "qwen3" else ROOT / "tests" / "models" / name
     return Derenderer(str(model), served_model_names=[config["served_model_name"]], **kwargs)

@@ -584,7 +584,6 @@ families!(
     seed_oss,
     glm47,
     ling3,
-    minimax_m2,
     llama3_json,
     llama3_pythonic,
     deepseek_v3,

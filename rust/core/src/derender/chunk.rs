@@ -53,23 +53,25 @@ impl Core {
         ChunkIds { ids, decode, stop_reason, held: Vec::new() }
     }
 
-    /// The plan for a parser that reads ids, not text (Harmony): nothing
-    /// is held back, so the parser sees the engine's chunks as they came.
+    /// The plan for a parser that reads ids, not text (Harmony), or a
+    /// stream that follows vLLM's: nothing new is held back, so the parser
+    /// sees the engine's chunks as they came. A token `held` by a state an
+    /// earlier build wrote for the same stream still goes first.
     pub(crate) fn plan_chunk_unheld(
         &self,
+        held: Vec<i64>,
         delta: &[i64],
         finish: Option<&str>,
         stop_reason: Option<&StopReason>,
         request: Option<&OutputOptions>,
     ) -> ChunkIds {
         match finish {
-            None => ChunkIds {
-                ids: delta.to_vec(),
-                decode: delta.len(),
-                stop_reason: stop_reason.cloned(),
-                held: Vec::new(),
-            },
-            Some(_) => self.plan_chunk(Vec::new(), delta, finish, stop_reason, request, false),
+            None => {
+                let mut ids = held;
+                ids.extend_from_slice(delta);
+                ChunkIds { decode: ids.len(), ids, stop_reason: stop_reason.cloned(), held: Vec::new() }
+            }
+            Some(_) => self.plan_chunk(held, delta, finish, stop_reason, request, false),
         }
     }
 

@@ -108,7 +108,7 @@ impl Core {
             let chunk = &vllm.output_token_ids[start..start + len as usize];
             start += len as usize;
             let mut plan = match spec.takes_chunks_as_sent() {
-                true => self.plan_chunk_unheld(chunk, None, None, Some(request)),
+                true => self.plan_chunk_unheld(held, chunk, None, None, Some(request)),
                 false => self.plan_chunk(held, chunk, None, None, Some(request), false),
             };
             self.release_markup(&mut plan, &window, processor, parser_prompt);
@@ -172,7 +172,7 @@ impl Core {
             let held = std::mem::take(&mut p.held);
             let stop_reason = choice.stop_reason.as_ref();
             let mut plan = match spec.takes_chunks_as_sent() {
-                true => self.plan_chunk_unheld(delta_ids, finish, stop_reason, Some(request)),
+                true => self.plan_chunk_unheld(held, delta_ids, finish, stop_reason, Some(request)),
                 false => self.plan_chunk(held, delta_ids, finish, stop_reason, Some(request), false),
             };
             self.release_markup(&mut plan, &p.window, processor, parser_prompt);

@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use crate::model::Model;
 use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
-use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
+use crate::parse::family::{Family, ReasoningFamily, ReasoningParserFactory, ToolFamily};
 use crate::structured::tool_tags::StrictLevel;
 use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool, THINK};
-use crate::parse::{ChatContext, Registry};
+use crate::parse::{ChatContext, ReasoningParser, Registry};
 use crate::parse::engine::{tr, ArgSyntax, EngineConfig, EventType as E, OpenValue as Streamed, State as S, Transition};
 use crate::pycompat::json::{dumps, dumps_str};
 use super::qwen3_args::{closer, end_window, prefix_of, word, ws, Param};
@@ -234,8 +234,28 @@ fn reasoning(_ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
     engine
 }
 
-static REASONING: ReasoningFamily =
-    Family { names: &["minimax_m2"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(reasoning))) };
+/// Streams follow vLLM's: its stream reads the prompt, so a template that
+/// closes the think block there (thinking off) makes the whole output
+/// content, where batch still splits reasoning out; the stream also sends
+/// the whitespace next to calls as vLLM's does, so following batch on the
+/// reasoning alone made a stream that was neither answer.
+struct Reasoning;
+
+impl ReasoningParserFactory for Reasoning {
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
+        EngineReasoningFamily(reasoning).create(ctx, model)
+    }
+
+    fn keep_special_tokens(&self) -> bool {
+        true
+    }
+
+    fn stream_follows_vllm(&self) -> bool {
+        true
+    }
+}
+
+static REASONING: ReasoningFamily = Family { names: &["minimax_m2"], needs: "", load: |_| Ok(Arc::new(Reasoning)) };
 
 static TOOLS: ToolFamily = Family {
     names: &["minimax_m2"],
