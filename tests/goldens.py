@@ -100,14 +100,16 @@ def execute(client: replay.Client, case: dict) -> list:
 
 
 def compare(case: dict, results: list, level: str) -> list[str]:
-    """The parity rule: a stream equals vLLM's chunks where vLLM's stream
-    agrees with its batch answer, else assembles to the batch answer
+    """The parity rule: a stream equals vLLM's chunks, or, where vLLM's
+    stream disagrees with its batch answer, assembles to the batch answer
     (`replay.py`'s "auto"). A family that follows vLLM's stream algorithm
-    (VLLM_OR_BATCH_CONFIGS) may also keep vLLM's chunks where they disagree
-    with batch: its stream equals vLLM's, or assembles to batch."""
-    if case["kind"] != "stream" or case["config"] not in VLLM_OR_BATCH_CONFIGS:
+    (VLLM_OR_BATCH_CONFIGS) is held to vLLM's chunks or batch's answer on
+    every stream."""
+    if case["kind"] != "stream":
         return replay.compare_case(case, results, level, "auto")
     as_vllm = replay.compare_case(case, results, level, "vllm")
+    if case["config"] not in VLLM_OR_BATCH_CONFIGS:
+        return as_vllm and replay.compare_case(case, results, level, "auto")
     if as_vllm and not replay.compare_case(case, results, "semantic", "batch"):
         return []
     return as_vllm

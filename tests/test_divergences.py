@@ -22,9 +22,11 @@ from calls import (
 )
 
 
-def test_stop_token_without_finish_is_held_then_dropped(core):
-    """vLLM's stream keeps an EOS that arrives before its finish_reason; the
-    batch answer drops it. derender holds it back and drops it (as batch)."""
+def test_a_plain_stream_decodes_a_stop_token_before_the_finish_as_vllms_does(core):
+    """Without a parser a stop token that ends a chunk without a finish is
+    decoded at once, as vLLM's stream decodes it (batch drops it when the
+    finish follows alone): held back, it went out a chunk late wherever the
+    output went on, which is neither answer."""
     ids = core.encode("Hello world")
     request = {"prompt": "hi", "skip_special_tokens": False}
     answers = stream(
@@ -35,16 +37,15 @@ def test_stop_token_without_finish_is_held_then_dropped(core):
         request,
     )
     texts = [a["chunk"]["choices"][0]["text"] for a in answers]
-    assert "".join(texts) == "Hello world"
-    assert answers[1]["stream_state"]["held_token_ids"] == [IM_END]
-    assert "held_token_ids" not in answers[2]["stream_state"]
+    assert texts == ["Hello world", "<|im_end|>", ""]
+    assert all("held_token_ids" not in a["stream_state"] for a in answers)
 
 
-def test_held_stop_token_is_kept_when_the_output_goes_on(core):
+def test_a_stop_token_the_output_goes_on_past_streams_in_its_own_chunk(core):
     request = {"prompt": "hi", "skip_special_tokens": False}
     chunks = [([IM_END], None, None), (core.encode(" more"), "length", None)]
     answers = stream(core, CMPL, chunks, "completion_request", request)
-    assert "".join(a["chunk"]["choices"][0]["text"] for a in answers) == "<|im_end|> more"
+    assert [a["chunk"]["choices"][0]["text"] for a in answers] == ["<|im_end|>", " more"]
 
 
 def test_stop_string_is_cut_from_the_final_chunk(core):

@@ -127,7 +127,7 @@ impl Core {
             let delta_ids: &[i64] = choice.token_ids.as_deref().unwrap_or(&[]);
             let held = std::mem::take(&mut state.held_token_ids);
             let finish = choice.finish_reason.as_deref();
-            let plan = self.plan_chunk(held, delta_ids, finish, choice.stop_reason.as_ref(), request, skip);
+            let plan = self.plan_chunk_unheld(held, delta_ids, finish, choice.stop_reason.as_ref(), request);
             let text = self.decode_chunk(&plan, &mut window, choice, request, skip);
             let stop_reason = plan.stop_reason;
             state.held_token_ids = plan.held;
