@@ -7,14 +7,7 @@ from __future__ import annotations
 import json
 
 from calls import CHAT, IM_END, PROMPT, assemble, batch, one_token_chunks, parser_core, stream
-
-THINK, END_THINK = 151667, 151668
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
-REQUEST = {"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
-CALL = (
-    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo'
-    "</parameter>\n</invoke>\n</minimax:tool_call>"
-)
+from minimax_markup import CALL, END_THINK, REQUEST, THINK
 
 
 def _core():

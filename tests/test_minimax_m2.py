@@ -5,14 +5,8 @@ output content there, where batch still splits the reasoning out."""
 from __future__ import annotations
 
 from calls import CHAT, IM_END, PROMPT, assemble, batch, one_token_chunks, parser_core, stream
+from minimax_markup import CALL, END_THINK, REQUEST, THINK
 
-THINK, END_THINK = 151667, 151668
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
-REQUEST = {"messages": [{"role": "user", "content": "hi"}], "tools": TOOLS}
-CALL = (
-    '<minimax:tool_call>\n<invoke name="get_weather">\n<parameter name="city">Oslo'
-    "</parameter>\n</invoke>\n</minimax:tool_call>"
-)
 OUTPUT = "\nPlan the call.</think>\n\nCalling now. " + CALL
 
 
