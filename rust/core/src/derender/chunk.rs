@@ -2,10 +2,11 @@
 //! stop token is held for the next chunk, and where a stop string is cut.
 //!
 //! This is where derender's streams follow the batch answer where vLLM's
-//! stream does not (docs/divergences.md): a stop token that ends a chunk
-//! without a finish reason is held until the next chunk says whether it
-//! stopped the output (then it is dropped, as batch drops it), and a stop
-//! string the engine reports on the final chunk is cut from that chunk.
+//! stream does not (docs/divergences.md): on a parser stream, a stop token
+//! that ends a chunk without a finish reason is held until the next chunk
+//! says whether it stopped the output (then it is dropped, as batch drops
+//! it), and a stop string the engine reports on the final chunk is cut from
+//! that chunk. Streams without parsers hold nothing, as vLLM's do.
 
 use super::{cut_final_stop_string, drop_stop_token};
 use crate::detok::Window;
@@ -24,6 +25,8 @@ pub(crate) struct ChunkIds {
 }
 
 impl Core {
+    /// The plan on a parser stream: a stop token ending a chunk without a
+    /// finish is held for the next chunk.
     pub(crate) fn plan_chunk(
         &self,
         held: Vec<i64>,
@@ -31,7 +34,6 @@ impl Core {
         finish: Option<&str>,
         stop_reason: Option<&StopReason>,
         request: Option<&OutputOptions>,
-        skip: bool,
     ) -> ChunkIds {
         let mut ids = held;
         ids.extend_from_slice(delta);
@@ -40,8 +42,7 @@ impl Core {
             let mut held = Vec::new();
             if let Some(&last) = ids.last() {
                 let (keep, _) = drop_stop_token(&ids, Some("stop"), None, request, eos, model_eos);
-                // A stop token that shows no text changes nothing: not held.
-                if keep < ids.len() && !(skip && self.model.is_special(last)) {
+                if keep < ids.len() {
                     held.push(last);
                     ids.pop();
                 }
@@ -53,9 +54,9 @@ impl Core {
         ChunkIds { ids, decode, stop_reason, held: Vec::new() }
     }
 
-    /// The plan for a parser that reads ids, not text (Harmony), or a
-    /// stream that follows vLLM's: nothing new is held back, so the parser
-    /// sees the engine's chunks as they came. A token `held` by a state an
+    /// The plan for a stream without parsers, a parser that reads ids, not
+    /// text (Harmony), or a stream that follows vLLM's: nothing new is held
+    /// back, so the chunks are the engine's as they came. A token `held` by a state an
     /// earlier build wrote for the same stream still goes first.
     pub(crate) fn plan_chunk_unheld(
         &self,
@@ -71,7 +72,7 @@ impl Core {
                 ids.extend_from_slice(delta);
                 ChunkIds { decode: ids.len(), ids, stop_reason: stop_reason.cloned(), held: Vec::new() }
             }
-            Some(_) => self.plan_chunk(held, delta, finish, stop_reason, request, false),
+            Some(_) => self.plan_chunk(held, delta, finish, stop_reason, request),
         }
     }
 

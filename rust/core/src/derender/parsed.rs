@@ -109,7 +109,7 @@ impl Core {
             start += len as usize;
             let mut plan = match spec.takes_chunks_as_sent() {
                 true => self.plan_chunk_unheld(held, chunk, None, None, Some(request)),
-                false => self.plan_chunk(held, chunk, None, None, Some(request), false),
+                false => self.plan_chunk(held, chunk, None, None, Some(request)),
             };
             self.release_markup(&mut plan, &window, processor, parser_prompt);
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
@@ -173,7 +173,7 @@ impl Core {
             let stop_reason = choice.stop_reason.as_ref();
             let mut plan = match spec.takes_chunks_as_sent() {
                 true => self.plan_chunk_unheld(held, delta_ids, finish, stop_reason, Some(request)),
-                false => self.plan_chunk(held, delta_ids, finish, stop_reason, Some(request), false),
+                false => self.plan_chunk(held, delta_ids, finish, stop_reason, Some(request)),
             };
             self.release_markup(&mut plan, &p.window, processor, parser_prompt);
             let (mut delta, mut finish_reason) = (None, None);
