@@ -382,10 +382,12 @@ def test_kimi_k2_stream_agrees_with_batch_on_a_stand_in_tokenizer():
     assert got["finish"] == choice["finish_reason"] == "tool_calls"
 
 
-def test_engine_stream_drops_text_after_a_streamed_call():
-    """Table-driven families: batch drops all text after the first call once
-    it returns calls; vLLM's stream sends it as content. derender's stream
-    drops it too, at every chunking (glm47 here; the engine is shared)."""
+def test_glm_stream_sends_text_after_a_streamed_call_as_vllms_does():
+    """Batch drops all text after the first call once it returns calls;
+    vLLM's stream sends it as content. GLM's streams follow vLLM's (they
+    read the prompt as vLLM's do), so they send it too: at one token per
+    chunk and all at once, as live vLLM 0.33.0 does. (Families whose
+    streams read reasoning as batch does still drop it: step5, kimi_k2.)"""
     core = parser_core("models/qwen3", "glm", tool_call_parser="glm47", reasoning_parser="glm45")
     call = "<tool_call>f<arg_key>a</arg_key><arg_value>{}</arg_value></tool_call>"
     text = f"plan</think>Sure.{call.format('x')}\nDone, thanks.{call.format('y')} bye"
@@ -396,11 +398,9 @@ def test_engine_stream_drops_text_after_a_streamed_call():
     assert (message["reasoning"], message["content"]) == ("plan", "Sure.")
     calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]]
     assert dict(enumerate(calls)) == want_calls
-    chunkings = [one_token_chunks(ids), [(ids, "stop", None)]]
-    chunkings += [[(ids[:i], None, None), (ids[i:], "stop", None)] for i in range(1, len(ids))]
-    for chunks in chunkings:
+    for chunks in (one_token_chunks(ids), [(ids, "stop", None)]):
         got = assemble(stream(core, CHAT, chunks, "chat_request", request))
-        assert (got["reasoning"], got["content"]) == ("plan", "Sure."), chunks
+        assert (got["reasoning"], got["content"]) == ("plan", "Sure.\nDone, thanks. bye"), chunks
         assert names_args(got["calls"]) == want_calls, chunks
         assert got["finish"] == "tool_calls"
 
@@ -408,23 +408,14 @@ def test_engine_stream_drops_text_after_a_streamed_call():
 def test_call_inside_an_open_think_block_streams_as_batch():
     """A call inside `<think>`, closed after the call: batch ends the
     reasoning at the call marker and drops the later `</think>`. vLLM's
-    stream loses the call when one chunk carries both markers (glm47), and
-    keeps `</think>` in text it hands on raw (qwen3 reasoning, here without
-    tools); derender's streams give batch's answer at every chunking."""
-    glm = parser_core("models/qwen3", "glm", tool_call_parser="glm47", reasoning_parser="glm45")
+    stream keeps `</think>` in text it hands on raw (qwen3 reasoning, here
+    without tools); derender's streams give batch's answer at every
+    chunking. (GLM's streams follow vLLM's, which loses the call when one
+    chunk carries both markers: tests/test_left_batch.py.)"""
     qwen = parser_core("models/qwen3", "q", tool_call_parser="hermes", reasoning_parser="qwen3")
-    glm_call = "<tool_call>f<arg_key>a</arg_key><arg_value>x</arg_value></tool_call>"
     hermes_call = '<tool_call>\n{"name": "f", "arguments": {"a": "x"}}\n</tool_call>'
-    with_tools = {"messages": [{"role": "user", "content": "hi"}], "tools": MISTRAL_TOOLS}
-    cases = [
-        (glm, f"<think>\nhmm\n{glm_call}\n</think>\n\nbye", with_tools, [("f", '{"a": "x"}')]),
-        (
-            qwen,
-            f"<think>\nhmm\n{hermes_call}\n</think>\n\nbye",
-            {"messages": with_tools["messages"]},
-            [],
-        ),
-    ]
+    messages = [{"role": "user", "content": "hi"}]
+    cases = [(qwen, f"<think>\nhmm\n{hermes_call}\n</think>\n\nbye", {"messages": messages}, [])]
     for core, text, request, calls in cases:
         ids = [*core.encode(text), IM_END]
         message = batch(core, ids, request, prompt_ids=PROMPT)["message"]

@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn json_len_is_the_compact_encoding_length() {
-        let v = serde_json::json!({"format": "derender/4", "data": "ab-_", "x": [1, 2.5, null, "é\n"]});
+        let v = serde_json::json!({"format": "derender/5", "data": "ab-_", "x": [1, 2.5, null, "é\n"]});
         assert_eq!(json_len(&v), serde_json::to_vec(&v).unwrap().len());
     }
 

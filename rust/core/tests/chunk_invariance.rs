@@ -582,8 +582,6 @@ families!(
     deepseek_r1,
     qwen3_coder,
     seed_oss,
-    glm47,
-    ling3,
     llama3_json,
     llama3_pythonic,
     deepseek_v3,

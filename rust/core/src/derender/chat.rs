@@ -133,7 +133,7 @@ impl Core {
             let held = std::mem::take(&mut state.held_token_ids);
             let finish = choice.finish_reason.as_deref();
             let plan = self.plan_chunk_unheld(held, delta_ids, finish, choice.stop_reason.as_ref(), request);
-            let text = self.decode_chunk(&plan, &mut window, choice, request, skip);
+            let text = self.decode_chunk(&plan, &mut window, choice, request, skip, false);
             let stop_reason = plan.stop_reason;
             state.held_token_ids = plan.held;
             let logprobs: Option<ChatLogprobs> = match &choice.logprobs {
@@ -165,7 +165,7 @@ impl Core {
         state.prefix_offset = window.prefix_offset as i64;
         state.read_offset = window.read_offset as i64;
         let state = self.settings.stream_state.seal(Payload::Plain { state });
-        Ok((self.chat_chunk(req, choices, return_token_ids), state))
+        Ok((self.chat_chunk(req, choices, return_token_ids, false), state))
     }
 
     /// vLLM's checks on a stream call, in its order; the request's state, opened.
@@ -222,12 +222,14 @@ impl Core {
         Ok(())
     }
 
-    /// The chunk envelope around `choices`, shared by the plain and parser paths.
+    /// The chunk envelope around `choices`, shared by the plain and parser
+    /// paths; its usage is vLLM's stream's when the stream follows it.
     pub(crate) fn chat_chunk(
         &self,
         req: &StreamRequest,
         choices: Vec<ChatStreamChoice>,
         return_prompt_ids: bool,
+        follows_vllm: bool,
     ) -> ChatChunk {
         let chunk = &req.generate_chunk;
         ChatChunk {
@@ -236,7 +238,7 @@ impl Core {
             created: now(),
             model: self.response_model(req.model.as_deref()),
             choices,
-            usage: stream_usage(req),
+            usage: stream_usage(req, follows_vllm),
             system_fingerprint: None,
             prompt_token_ids: if return_prompt_ids { chunk.prompt_token_ids.clone() } else { None },
             prompt_text: None,
@@ -289,11 +291,13 @@ impl Core {
 }
 
 /// Usage of a stream chunk: present only when the generate chunk had one.
-/// `prompt_tokens` is the request's, else 0, as in the batch answer (vLLM's
-/// stream falls back to the generate chunk's count; see docs/divergences.md).
-pub(crate) fn stream_usage(req: &StreamRequest) -> Option<Usage> {
+/// `prompt_tokens` is the request's, else 0, as in the batch answer; a
+/// stream that follows vLLM's falls back to the generate chunk's count, as
+/// vLLM's stream does (docs/divergences.md).
+pub(crate) fn stream_usage(req: &StreamRequest, follows_vllm: bool) -> Option<Usage> {
     let u = req.generate_chunk.usage.as_ref()?;
-    let prompt = req.prompt_tokens.unwrap_or(0);
+    let fallback = if follows_vllm { u.prompt_tokens } else { 0 };
+    let prompt = req.prompt_tokens.unwrap_or(fallback);
     Some(Usage::new(prompt, u.completion_tokens.unwrap_or(0)))
 }
 

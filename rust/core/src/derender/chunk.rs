@@ -6,7 +6,9 @@
 //! that ends a chunk without a finish reason is held until the next chunk
 //! says whether it stopped the output (then it is dropped, as batch drops
 //! it), and a stop string the engine reports on the final chunk is cut from
-//! that chunk. Streams without parsers hold nothing, as vLLM's do.
+//! that chunk. Streams without parsers hold nothing, as vLLM's do, and a
+//! parser stream that can only be vLLM's (its family's, or one whose text
+//! has left batch's answer) holds and cuts nothing either.
 
 use super::{cut_final_stop_string, drop_stop_token};
 use crate::detok::Window;
@@ -77,7 +79,7 @@ impl Core {
     }
 
     /// Decode a planned chunk, cutting the engine's stop string from the
-    /// final chunk.
+    /// final chunk unless the stream follows vLLM's, which keeps it.
     pub(crate) fn decode_chunk(
         &self,
         plan: &ChunkIds,
@@ -85,10 +87,11 @@ impl Core {
         choice: &GenChoice,
         request: Option<&OutputOptions>,
         skip: bool,
+        follows_vllm: bool,
     ) -> String {
         let text = window.decode(&self.model, &plan.ids[..plan.decode], skip);
         match (choice.finish_reason.as_deref(), choice.stop_reason.as_ref()) {
-            (Some("stop"), Some(StopReason::Str(stop))) => {
+            (Some("stop"), Some(StopReason::Str(stop))) if !follows_vllm => {
                 cut_final_stop_string(&text, stop, request.is_some_and(|r| r.include_stop_str_in_output))
             }
             _ => text,

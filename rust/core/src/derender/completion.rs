@@ -128,7 +128,7 @@ impl Core {
             let held = std::mem::take(&mut state.held_token_ids);
             let finish = choice.finish_reason.as_deref();
             let plan = self.plan_chunk_unheld(held, delta_ids, finish, choice.stop_reason.as_ref(), request);
-            let text = self.decode_chunk(&plan, &mut window, choice, request, skip);
+            let text = self.decode_chunk(&plan, &mut window, choice, request, skip, false);
             let stop_reason = plan.stop_reason;
             state.held_token_ids = plan.held;
             let logprobs = match &choice.logprobs {
@@ -177,7 +177,7 @@ impl Core {
             created: now(),
             model: self.response_model(req.model.as_deref()),
             choices,
-            usage: stream_usage(req),
+            usage: stream_usage(req, false),
             system_fingerprint: None,
             metrics: normalize_metrics(&chunk.metrics),
             kv_transfer_params: None,

@@ -20,7 +20,7 @@ use crate::parse::{ChatContext, ChatStreamProcessor, ParserSpec};
 use crate::served::Core;
 use crate::stats::Stats;
 use crate::stream::{Opened, Outgoing, ParserState, Payload, StateMode};
-use crate::wire::request::{OutputOptions, StreamRequest, StreamState};
+use crate::wire::request::{OutputOptions, StopReason, StreamRequest, StreamState};
 use crate::wire::response::{ChatChunk, ChatStreamChoice, Delta};
 
 const REPLAY_FAILED: &str = "invalid stream_state: derender failed";
@@ -107,13 +107,11 @@ impl Core {
         for &len in &vllm.output_chunk_lens {
             let chunk = &vllm.output_token_ids[start..start + len as usize];
             start += len as usize;
-            let mut plan = match spec.takes_chunks_as_sent() {
-                true => self.plan_chunk_unheld(held, chunk, None, None, Some(request)),
-                false => self.plan_chunk(held, chunk, None, None, Some(request)),
-            };
+            let mut plan = self.plan_parsed(spec, processor, ctx, held, chunk, None, None, request);
             self.release_markup(&mut plan, &window, processor, parser_prompt);
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
             stats.parsing(|| processor.step(&text, &plan.ids, None, parser_prompt, ctx));
+            stats.parsing(|| self.release_held(&mut plan, &mut window, processor, parser_prompt, ctx));
             held = plan.held;
         }
         processor.tools_streamed = vllm.tools_streamed;
@@ -171,15 +169,19 @@ impl Core {
             let finish = choice.finish_reason.as_deref();
             let held = std::mem::take(&mut p.held);
             let stop_reason = choice.stop_reason.as_ref();
-            let mut plan = match spec.takes_chunks_as_sent() {
-                true => self.plan_chunk_unheld(held, delta_ids, finish, stop_reason, Some(request)),
-                false => self.plan_chunk(held, delta_ids, finish, stop_reason, Some(request)),
-            };
+            let mut plan = self.plan_parsed(spec, processor, ctx, held, delta_ids, finish, stop_reason, request);
             self.release_markup(&mut plan, &p.window, processor, parser_prompt);
             let (mut delta, mut finish_reason) = (None, None);
             if !delta_ids.is_empty() || finish.is_some() {
-                let text = self.decode_chunk(&plan, &mut p.window, choice, Some(request), false);
+                let stop_string = matches!(choice.stop_reason, Some(StopReason::Str(_))) && finish.is_some();
+                let keep_stop = stop_string && (spec.stream_follows_vllm() || processor.follows_vllm(ctx));
+                let text = self.decode_chunk(&plan, &mut p.window, choice, Some(request), false, keep_stop);
                 (delta, finish_reason) = stats.parsing(|| processor.step(&text, &plan.ids, finish, parser_prompt, ctx));
+                let released =
+                    stats.parsing(|| self.release_held(&mut plan, &mut p.window, processor, parser_prompt, ctx));
+                if let Some(more) = released {
+                    delta = Some(delta.unwrap_or_default().then(more));
+                }
             }
             let stop_reason = plan.stop_reason;
             p.held = plan.held;
@@ -227,7 +229,53 @@ impl Core {
             return Err(error);
         }
         state.tools_streamed = processor.tools_streamed;
-        Ok(self.chat_chunk(req, choices, request.return_token_ids))
+        let usage_differs = req.generate_chunk.usage.is_some() && req.prompt_tokens.is_none();
+        let follows_vllm = usage_differs && (spec.stream_follows_vllm() || processor.follows_vllm(ctx));
+        Ok(self.chat_chunk(req, choices, request.return_token_ids, follows_vllm))
+    }
+
+    /// The plan for a parser stream's chunk: a stop token is held back
+    /// unless the stream takes chunks as sent or has left batch's answer
+    /// (asked only then: it may rescan the text).
+    #[allow(clippy::too_many_arguments)]
+    fn plan_parsed(
+        &self,
+        spec: &ParserSpec,
+        processor: &ChatStreamProcessor,
+        ctx: &ChatContext,
+        held: Vec<i64>,
+        delta: &[i64],
+        finish: Option<&str>,
+        stop_reason: Option<&StopReason>,
+        request: &OutputOptions,
+    ) -> ChunkIds {
+        if spec.takes_chunks_as_sent() {
+            return self.plan_chunk_unheld(held, delta, finish, stop_reason, Some(request));
+        }
+        let plan = self.plan_chunk(held.clone(), delta, finish, stop_reason, Some(request));
+        if plan.held.is_empty() || !processor.follows_vllm(ctx) {
+            return plan;
+        }
+        self.plan_chunk_unheld(held, delta, finish, stop_reason, Some(request))
+    }
+
+    /// A stop token held back by a chunk whose text has just taken the
+    /// stream away from batch's answer is parsed now, after that text, as
+    /// in vLLM's stream, which the stream can only be from here on.
+    fn release_held(
+        &self,
+        plan: &mut ChunkIds,
+        window: &mut Window,
+        processor: &mut ChatStreamProcessor,
+        prompt: Option<&[i64]>,
+        ctx: &ChatContext,
+    ) -> Option<Delta> {
+        if plan.held.is_empty() || !processor.follows_vllm(ctx) {
+            return None;
+        }
+        let held = std::mem::take(&mut plan.held);
+        let text = window.decode(&self.model, &held, false);
+        processor.step(&text, &held, None, prompt, ctx).0
     }
 
     /// A stop token held back that the parser takes as markup showing no

@@ -47,7 +47,7 @@ impl Sent {
     }
 
     /// Is everything sent the start of the batch answer?
-    fn leads_to(&self, target: &Target) -> bool {
+    pub fn leads_to(&self, target: &Target) -> bool {
         target.content.starts_with(&self.content)
             && self.calls.len() <= target.calls.len()
             && self.calls.iter().zip(target.calls).all(|(sent, call)| {
@@ -77,8 +77,13 @@ impl Sent {
 /// The final message of a stream: vLLM's (`with_append`, its unstreamed
 /// arguments appended) where that leads to the batch answer, else the one
 /// without the append where that does, each completed to the answer;
-/// vLLM's as it is where neither can be.
-pub fn finish(sent: &Sent, with_append: Option<Delta>, without: Option<Delta>, target: &Target) -> Option<Delta> {
+/// vLLM's as it is where neither can be. And whether the answer was reached.
+pub fn finish(
+    sent: &Sent,
+    with_append: Option<Delta>,
+    without: Option<Delta>,
+    target: &Target,
+) -> (Option<Delta>, bool) {
     for candidate in [&with_append, &without] {
         let mut so_far = sent.clone();
         if let Some(d) = candidate {
@@ -95,9 +100,9 @@ pub fn finish(sent: &Sent, with_append: Option<Delta>, without: Option<Delta>, t
             }
             m.tool_calls.extend(rest.tool_calls);
         }
-        return message;
+        return (message, true);
     }
-    with_append
+    (with_append, false)
 }
 
 #[cfg(test)]
@@ -115,7 +120,9 @@ mod tests {
         let mut sent = Sent::default();
         sent.record(&Delta::content("Hi"));
         sent.record(&Delta::tool_calls(vec![DeltaToolCall::opening(0, "x".into(), "f".into(), Some("{\"a\"".into()))]));
-        let done = finish(&sent, None, None, &target).expect("the rest");
+        let (done, reached) = finish(&sent, None, None, &target);
+        let done = done.expect("the rest");
+        assert!(reached);
         let parts: Vec<(i64, Option<String>)> =
             done.tool_calls.iter().map(|t| (t.index, t.function.as_ref().and_then(|f| f.arguments.clone()))).collect();
         assert_eq!(parts, [(0, Some(": 1}".into())), (1, Some("{}".into()))]);
@@ -123,11 +130,13 @@ mod tests {
         let mut all = sent.clone();
         all.record(&done);
         let overshoot = Delta::tool_calls(vec![DeltaToolCall::arguments(1, "{}{}".into())]);
-        assert!(finish(&all, Some(overshoot.clone()), None, &target).is_none());
+        assert!(matches!(finish(&all, Some(overshoot.clone()), None, &target), (None, true)));
         // Text the answer does not have cannot be taken back: vLLM's message stays.
         let mut wrong = Sent::default();
         wrong.record(&Delta::content("Hi "));
-        let kept = finish(&wrong, Some(overshoot), None, &target).expect("vLLM's message");
+        let (kept, reached) = finish(&wrong, Some(overshoot), None, &target);
+        assert!(!reached);
+        let kept = kept.expect("vLLM's message");
         assert_eq!(kept.tool_calls[0].function.as_ref().and_then(|f| f.arguments.as_deref()), Some("{}{}"));
     }
 }

@@ -30,6 +30,11 @@ pub struct DelegatingParser {
     sent: Sent,
     /// vLLM's response-template parser (`hf`), which replaces both phases.
     unified: Option<Box<dyn UnifiedParser>>,
+    /// The stream has left batch's answer for good: calls parsed under
+    /// `tool_choice: "none"` were dropped, as vLLM's stream drops them
+    /// (batch may answer their markup as content), or its end could not be
+    /// completed to batch's answer.
+    left_batch: bool,
 }
 
 /// The assembled fields of a batch assistant message.
@@ -61,6 +66,7 @@ impl DelegatingParser {
             previous_ids: Vec::new(),
             function_name_returned: false,
             unified: None,
+            left_batch: false,
         }
     }
 
@@ -68,6 +74,54 @@ impl DelegatingParser {
     pub fn with_unified(mut self, unified: Box<dyn UnifiedParser>) -> Self {
         self.unified = Some(unified);
         self
+    }
+
+    /// Has the stream left batch's answer? For good (above); or the tool
+    /// or reasoning parser says so (`ToolParser::left_batch`); or, still
+    /// reasoning, batch finds calls in the text so far; or, on a parser
+    /// completed to batch's answer at its end, what went out is no longer
+    /// the start of that answer for the text so far. Rescans the text.
+    pub fn left_batch(&self, ctx: &ChatContext) -> bool {
+        if self.unified.is_some() {
+            return false;
+        }
+        let reasoning =
+            || self.in_reasoning_phase() && self.reasoning.as_ref().is_some_and(|r| r.left_batch(&self.previous_text));
+        let tool = || self.tool.as_ref().is_some_and(|t| self.tool_parser_streams(t.as_ref(), ctx) && t.left_batch());
+        if self.left_batch || reasoning() || tool() {
+            return true;
+        }
+        if self.in_reasoning_phase() && self.keeps_tool_calls(ctx) {
+            // Still reasoning, the stream has sent no call; batch reads calls
+            // from the content it splits off (Granite's reasoning never ends).
+            let content = self.reasoning.as_ref().and_then(|r| r.extract_reasoning(&self.previous_text, ctx).1);
+            return self.extract_tool_calls(content, ctx).0.is_some_and(|calls| !calls.is_empty());
+        }
+        if !self.completes_to_batch(ctx) {
+            return false;
+        }
+        let (calls, content) = self.extract_tool_calls(Some(self.previous_text.clone()), ctx);
+        let calls = self.answer_calls(calls, ctx);
+        !self.sent.leads_to(&Target { content: content.as_deref().unwrap_or(""), calls: &calls })
+    }
+
+    /// Does the tool parser read the stream (`tool_phase`), or do forced
+    /// choices and `tool_choice: "none"` pass it by?
+    fn tool_parser_streams(&self, tool: &dyn ToolParser, ctx: &ChatContext) -> bool {
+        match ctx.tool_choice {
+            ToolChoice::None => self.engine_based,
+            ToolChoice::Named(_) | ToolChoice::Required => !tool.supports_required_and_named(),
+            _ => true,
+        }
+    }
+
+    /// Batch's calls as the stream answers them.
+    fn answer_calls(&self, calls: Option<Vec<FunctionCall>>, ctx: &ChatContext) -> Vec<FunctionCall> {
+        let mut calls = calls.unwrap_or_default();
+        if !ctx.parallel_tool_calls {
+            calls.truncate(1);
+        }
+        calls
     }
 
     /// The first error a plugin parser raised, reasoning first.
@@ -359,12 +413,11 @@ impl DelegatingParser {
             }
             if self.completes_to_batch(ctx) {
                 let (calls, content) = self.extract_tool_calls(Some(self.previous_text.clone()), ctx);
-                let mut calls = calls.unwrap_or_default();
-                if !ctx.parallel_tool_calls {
-                    calls.truncate(1);
-                }
+                let calls = self.answer_calls(calls, ctx);
                 let target = Target { content: content.as_deref().unwrap_or(""), calls: &calls };
-                message = batch_completion::finish(&self.sent, message, before_append, &target);
+                let reached;
+                (message, reached) = batch_completion::finish(&self.sent, message, before_append, &target);
+                self.left_batch |= !reached;
             }
         }
         if finished {
@@ -469,7 +522,8 @@ impl DelegatingParser {
                 let texts = Texts { previous: &self.previous_text, current: current_text, delta: delta_text };
                 let ids = Ids { previous: &self.previous_ids, current: current_ids, delta: delta_ids };
                 let mut d = tool.extract_tool_calls_streaming(&texts, &ids, ctx);
-                if let Some(m) = &mut d {
+                if let Some(m) = d.as_mut().filter(|m| !m.tool_calls.is_empty()) {
+                    self.left_batch = true;
                     m.tool_calls.clear();
                 }
                 return d;
@@ -543,11 +597,12 @@ impl DelegatingParser {
             reasoning,
             tool,
             self.sent,
+            self.left_batch,
         ]))
     }
 
     pub fn load_state(&mut self, state: Value) -> Result<(), SnapshotError> {
-        let mut items = super::snapshot::fields(state, 10, "DelegatingParser")?;
+        let mut items = super::snapshot::fields(state, 11, "DelegatingParser")?;
         let mut next = || items.next().unwrap_or(Value::Null);
         self.reasoning_ended = serde_json::from_value(next())?;
         self.tool_call_text_started = serde_json::from_value(next())?;
@@ -558,6 +613,7 @@ impl DelegatingParser {
         self.previous_ids = serde_json::from_value(next())?;
         let (reasoning, tool) = (next(), next());
         self.sent = serde_json::from_value(next())?;
+        self.left_batch = serde_json::from_value(next())?;
         if let Some(u) = self.unified.as_mut() {
             return u.load_state(reasoning);
         }
@@ -581,26 +637,42 @@ pub struct ChatStreamProcessor {
     keep_tool_calls: bool,
     num_output_tokens: usize,
     pub tools_streamed: bool,
+    /// The stream has dropped calls the request cannot take, or had left
+    /// batch's answer when it finished.
+    left_batch: bool,
 }
 
 impl ChatStreamProcessor {
     /// The processor's state (`None`: a parser cannot be serialized).
     pub fn save_state(&mut self) -> Option<Value> {
         let parser = self.parser.save_state()?;
-        Some(json!([self.num_output_tokens, self.tools_streamed, parser]))
+        Some(json!([self.num_output_tokens, self.tools_streamed, parser, self.left_batch]))
     }
 
     pub fn load_state(&mut self, state: Value) -> Result<(), SnapshotError> {
-        let mut items = super::snapshot::fields(state, 3, "ChatStreamProcessor")?;
+        let mut items = super::snapshot::fields(state, 4, "ChatStreamProcessor")?;
         let mut next = || items.next().unwrap_or(Value::Null);
         self.num_output_tokens = serde_json::from_value(next())?;
         self.tools_streamed = serde_json::from_value(next())?;
-        self.parser.load_state(next())
+        self.parser.load_state(next())?;
+        self.left_batch = serde_json::from_value(next())?;
+        Ok(())
     }
 
     pub fn new(parser: DelegatingParser, ctx: &ChatContext) -> Self {
         let keep_tool_calls = parser.keeps_tool_calls(ctx);
-        ChatStreamProcessor { parser, keep_tool_calls, num_output_tokens: 0, tools_streamed: false }
+        ChatStreamProcessor { parser, keep_tool_calls, num_output_tokens: 0, tools_streamed: false, left_batch: false }
+    }
+
+    /// Does the stream follow vLLM's on the points where derender otherwise
+    /// answers as batch (a stop token before the finish, a stop string on
+    /// the final chunk, usage without the request's `prompt_tokens`)? Once
+    /// its text has left batch's answer it can only be vLLM's stream, and
+    /// a stream that is one answer on the text and the other on those
+    /// points would be neither. Asked only at those points: a parser may
+    /// rescan its text to answer.
+    pub fn follows_vllm(&self, ctx: &ChatContext) -> bool {
+        self.left_batch || self.parser.left_batch(ctx)
     }
 
     /// Parse one chunk; returns the delta (if any) and the chat finish reason.
@@ -621,6 +693,9 @@ impl ChatStreamProcessor {
                     if self.keep_tool_calls {
                         self.tools_streamed = true;
                     } else {
+                        // vLLM's stream drops them, where batch answers the
+                        // markup as content: the stream can only be vLLM's.
+                        self.left_batch = true;
                         m.tool_calls.clear();
                         if m.content.as_deref().is_none_or(str::is_empty)
                             && m.reasoning.as_deref().is_none_or(str::is_empty)
@@ -633,6 +708,10 @@ impl ChatStreamProcessor {
             d
         };
         self.num_output_tokens += ids.len();
+        if finish_reason.is_some() {
+            // Kept for the usage chunk that may follow the finish.
+            self.left_batch |= self.parser.left_batch(ctx);
+        }
         if let Some(m) = &mut delta {
             if !ctx.parallel_tool_calls {
                 m.tool_calls.retain(|t| t.index == 0);

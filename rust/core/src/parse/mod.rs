@@ -157,6 +157,12 @@ pub trait ReasoningParser: Send {
     fn failure(&self) -> Option<ApiError> {
         None
     }
+    /// As `ToolParser::left_batch`, for the reasoning side; `text`: the
+    /// text so far, where the parser reads history (else empty).
+    fn left_batch(&self, text: &str) -> bool {
+        let _ = text;
+        false
+    }
 }
 
 /// vLLM's `ToolParser` (legacy interface).
@@ -218,6 +224,13 @@ pub trait ToolParser: Send {
     /// A plugin parser's first error (built-in parsers cannot fail).
     fn failure(&self) -> Option<ApiError> {
         None
+    }
+    /// Has its stream sent what batch's answer will not have (or passed
+    /// over what it will), as vLLM's stream does? From then on the stream
+    /// can only be vLLM's, so it follows vLLM's on the points where derender
+    /// otherwise answers as batch (`ChatStreamProcessor::follows_vllm`).
+    fn left_batch(&self) -> bool {
+        false
     }
 }
 

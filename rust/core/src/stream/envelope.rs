@@ -1,4 +1,4 @@
-//! Our state on the wire: `{"format": "derender/4", "data": <base64url of
+//! Our state on the wire: `{"format": "derender/5", "data": <base64url of
 //! the JSON payload>, "mac": <base64url HMAC-SHA256>}`. The payload is opaque
 //! to clients; `mac` is present only when the server signs. A server signs
 //! with one secret and may accept several (while a secret is being rotated).
@@ -14,7 +14,7 @@ use super::{Payload, StateError};
 /// The layout version of every state we issue. Bump it whenever a payload
 /// or a parser snapshot changes shape: older states are then refused with a
 /// clear error instead of being misread.
-pub const FORMAT: &str = "derender/4";
+pub const FORMAT: &str = "derender/5";
 
 /// The most bytes a decoded payload may have (a guard against giant states).
 const MAX_PAYLOAD_BYTES: usize = 64 << 20;

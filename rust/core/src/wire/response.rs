@@ -165,6 +165,22 @@ impl Delta {
     pub fn tool_calls(calls: Vec<DeltaToolCall>) -> Self {
         Delta { tool_calls: calls, ..Default::default() }
     }
+
+    /// One delta for two parsed one after the other within a chunk.
+    pub fn then(self, next: Delta) -> Delta {
+        let join = |a: Option<String>, b: Option<String>| match (a, b) {
+            (Some(a), Some(b)) => Some(a + &b),
+            (a, b) => a.or(b),
+        };
+        let mut tool_calls = self.tool_calls;
+        tool_calls.extend(next.tool_calls);
+        Delta {
+            role: self.role.or(next.role),
+            content: join(self.content, next.content),
+            reasoning: join(self.reasoning, next.reasoning),
+            tool_calls,
+        }
+    }
 }
 
 impl From<DeltaToolCall> for Delta {

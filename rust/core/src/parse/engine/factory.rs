@@ -50,3 +50,25 @@ impl ReasoningParserFactory for EngineReasoningFamily {
         true
     }
 }
+
+/// An engine family whose streams follow vLLM's where vLLM's stream and
+/// batch disagree (`ReasoningParserFactory::stream_follows_vllm`).
+pub struct VllmStreamReasoningFamily(pub fn(&ChatContext, &Arc<Model>) -> EngineReasoning);
+
+impl ReasoningParserFactory for VllmStreamReasoningFamily {
+    fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
+        let mut reasoning = (self.0)(ctx, model);
+        // vLLM's cut, which loses a call that ended reasoning in the chunk
+        // that also closes the think block.
+        reasoning.content_ids_after_last_end = true;
+        Box::new(reasoning)
+    }
+
+    fn keep_special_tokens(&self) -> bool {
+        true
+    }
+
+    fn stream_follows_vllm(&self) -> bool {
+        true
+    }
+}

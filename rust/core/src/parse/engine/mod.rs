@@ -16,7 +16,7 @@ mod scanner;
 mod streaming;
 mod tools;
 
-pub use factory::{EngineReasoningFamily, EngineToolFamily};
+pub use factory::{EngineReasoningFamily, EngineToolFamily, VllmStreamReasoningFamily};
 pub(crate) use reasoning::hold_trailing_reasoning;
 pub use reasoning::EngineReasoning;
 pub use streaming::StreamingEngine;

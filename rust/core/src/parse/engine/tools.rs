@@ -54,6 +54,11 @@ pub struct EngineTools {
     initialized: bool,
     deferred_content: String,
     content_has_nonws: bool,
+    /// Trailing reasoning whitespace held back (`_strip_trailing_reasoning`,
+    /// which vLLM's engine runs on the tool side too: a prompt that closes
+    /// reasoning leaves `<think>` to this parser).
+    deferred_reasoning: String,
+    reasoning_ended: bool,
     suppress: bool,
     slots: Vec<Slot>,
 }
@@ -169,6 +174,8 @@ impl EngineTools {
             initialized: false,
             deferred_content: String::new(),
             content_has_nonws: false,
+            deferred_reasoning: String::new(),
+            reasoning_ended: false,
             suppress: false,
             slots: Vec::new(),
         }
@@ -179,6 +186,8 @@ impl EngineTools {
         self.slots.clear();
         self.deferred_content.clear();
         self.content_has_nonws = false;
+        self.deferred_reasoning.clear();
+        self.reasoning_ended = false;
     }
 
     fn check_skip(&mut self, ctx: &ChatContext) {
@@ -649,7 +658,12 @@ impl ToolParser for EngineTools {
     }
 
     fn extract_tool_calls_streaming(&mut self, t: &Texts, ids: &Ids, ctx: &ChatContext) -> Option<Delta> {
-        self.raw_streaming(t, ids, ctx).0
+        let (delta, ended) = self.raw_streaming(t, ids, ctx);
+        if !self.config.strip_trailing_reasoning_whitespace {
+            return delta;
+        }
+        self.reasoning_ended |= ended;
+        super::hold_trailing_reasoning(&mut self.deferred_reasoning, self.reasoning_ended, delta)
     }
 
     fn supports_required_and_named(&self) -> bool {
@@ -673,5 +687,5 @@ impl ToolParser for EngineTools {
     }
 }
 
-crate::impl_snapshot!(EngineTools { initialized, deferred_content, content_has_nonws, suppress, slots } nested { engine }
+crate::impl_snapshot!(EngineTools { initialized, deferred_content, content_has_nonws, deferred_reasoning, reasoning_ended, suppress, slots } nested { engine }
     check |t| crate::parse::snapshot::check_index(t.slots.len(), "slots"));

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use crate::model::Model;
 use crate::parse::engine::{tr, ArgSyntax, ByThinking, EngineConfig, EventType as E, OpenValue, State as S, Transition};
-use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::engine::{EngineReasoning, EngineToolFamily, VllmStreamReasoningFamily};
 use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
 use crate::parse::{ChatContext, Registry};
 use crate::pycompat::json::{dumps, dumps_str};
@@ -181,7 +181,7 @@ pub(super) fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasonin
 }
 
 static REASONING: ReasoningFamily =
-    Family { names: &["glm45", "glm47"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(reasoning))) };
+    Family { names: &["glm45", "glm47"], needs: "", load: |_| Ok(Arc::new(VllmStreamReasoningFamily(reasoning))) };
 
 static TOOLS: ToolFamily = Family {
     names: &["glm47", "glm45"],

@@ -5,14 +5,14 @@
 use std::sync::Arc;
 
 use super::glm47;
-use crate::parse::engine::EngineReasoningFamily;
+use crate::parse::engine::VllmStreamReasoningFamily;
 use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
 use crate::parse::Registry;
 use crate::structured::format::TagModel;
 use crate::structured::tool_tags::StrictLevel;
 
 static REASONING: ReasoningFamily =
-    Family { names: &["ling3"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(glm47::reasoning))) };
+    Family { names: &["ling3"], needs: "", load: |_| Ok(Arc::new(VllmStreamReasoningFamily(glm47::reasoning))) };
 
 /// GLM-4.7's tag model at Ling 3's strict level; vLLM knows it as
 /// `glm_4_7`, so only this family uses it (the registry keeps GLM's).

@@ -123,7 +123,7 @@ impl ToolParser for Llama3JsonParser {
     fn extract_tool_calls_streaming(&mut self, t: &Texts, _ids: &Ids, _ctx: &ChatContext) -> Option<Delta> {
         self.text.clear();
         self.text.push_str(t.current);
-        if !(t.current.starts_with(BOT) || t.current.starts_with('{')) {
+        if !starts_calls(t.current) {
             return Some(Delta::content(t.delta));
         }
         // A name is only sent whole: strings may be partial once it is out.
@@ -189,12 +189,22 @@ impl ToolParser for Llama3JsonParser {
     /// Sends what vLLM's chunking kept from the batch answer; nothing when
     /// its stream already adds up to it.
     fn finish_streaming(&mut self) -> Option<Delta> {
-        let text = std::mem::take(&mut self.text);
-        if !(text.starts_with(BOT) || text.starts_with('{')) {
+        if !starts_calls(&self.text) {
             return None;
         }
-        self.calls.finish_with(batch(&text))
+        self.calls.finish_with(batch(&self.text))
     }
+
+    /// Text that does not open with a call streams as content, as in vLLM's
+    /// stream, where batch reads calls anywhere (`"Sure! {\"name\": …}"`).
+    fn left_batch(&self) -> bool {
+        !starts_calls(&self.text) && batch(&self.text).tools_called
+    }
+}
+
+/// The stream reads calls only from text that opens with one.
+fn starts_calls(text: &str) -> bool {
+    text.starts_with(BOT) || text.starts_with('{')
 }
 
 // Registration.

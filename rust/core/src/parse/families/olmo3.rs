@@ -152,6 +152,12 @@ impl ReasoningParser for Olmo3Reasoning {
     fn reads_history(&self) -> bool {
         false
     }
+
+    /// Before `</think>` the stream sends reasoning, as vLLM's does, where
+    /// batch answers the text without the marker as content.
+    fn left_batch(&self, _text: &str) -> bool {
+        !self.ended
+    }
 }
 
 struct Olmo3 {

@@ -48,6 +48,11 @@ impl ToolParser for Phi4MiniJson {
         None
     }
 
+    /// vLLM's stream sends nothing of the text, which batch answers.
+    fn left_batch(&self) -> bool {
+        true
+    }
+
     fn snapshot(&mut self) -> Option<&mut dyn crate::parse::Snapshot> {
         Some(self)
     }

@@ -96,6 +96,10 @@ impl ToolParser for Minicpm5Tools {
     fn reads_history(&self) -> bool {
         false
     }
+
+    fn left_batch(&self) -> bool {
+        self.stream.repeated_block
+    }
 }
 
 struct Factory;

@@ -29,10 +29,14 @@ pub(super) struct Minicpm5Stream {
     processed: usize,
     /// `<function` occurred in the output.
     seen_start: bool,
+    /// A complete block that reads as no call went back as content after
+    /// its text had streamed as content (vLLM's stream repeats it; batch
+    /// has it once).
+    pub(super) repeated_block: bool,
     calls: CallStream,
 }
 
-crate::impl_snapshot!(Minicpm5Stream { text, processed, seen_start } nested { calls }
+crate::impl_snapshot!(Minicpm5Stream { text, processed, seen_start, repeated_block } nested { calls }
     check |s| if s.text.is_char_boundary(s.processed) { Ok(()) } else { Err(crate::parse::SnapshotError::Range("processed")) });
 
 /// `_streaming_args_diff`.
@@ -87,7 +91,10 @@ impl Minicpm5Stream {
 
     /// `_process_complete_block_streaming`.
     fn complete_block(&mut self, block: &str, tools: &Tools) -> Result<Delta, Raised> {
-        let Some((name, args)) = parse_block(block, tools) else { return Ok(Delta::content(block)) };
+        let Some((name, args)) = parse_block(block, tools) else {
+            self.repeated_block = true;
+            return Ok(Delta::content(block));
+        };
         let args_json = dumps_args(&args)?;
         if !self.calls.name_sent {
             self.calls.current += 1;

@@ -338,6 +338,13 @@ impl ReasoningParser for Muse {
     fn snapshot(&mut self) -> Option<&mut dyn Snapshot> {
         Some(self)
     }
+
+    /// Text outside any message streams nothing, as in vLLM's stream;
+    /// batch answers it (all of it as content, where nothing is framed).
+    fn left_batch(&self, text: &str) -> bool {
+        let (reasoning, content) = self.classify(text);
+        !self.handoff_done && !text.is_empty() && reasoning.is_empty() && content.is_empty()
+    }
 }
 
 crate::impl_snapshot!(Muse { emitted_reasoning, emitted_content, handoff_done });
