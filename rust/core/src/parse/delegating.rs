@@ -85,16 +85,22 @@ impl DelegatingParser {
         if self.unified.is_some() {
             return false;
         }
-        let reasoning =
-            || self.in_reasoning_phase() && self.reasoning.as_ref().is_some_and(|r| r.left_batch(&self.previous_text));
+        // The text so far, where a compact state keeps it: an answer must not
+        // depend on what only a parser kept in memory has seen.
+        let history = self.keeps_history();
+        let text = if history { self.previous_text.as_str() } else { "" };
+        let reasoning = || self.in_reasoning_phase() && self.reasoning.as_ref().is_some_and(|r| r.left_batch(text));
         let tool = || self.tool.as_ref().is_some_and(|t| self.tool_parser_streams(t.as_ref(), ctx) && t.left_batch());
         if self.left_batch || reasoning() || tool() {
             return true;
         }
+        if !history {
+            return false;
+        }
         if self.in_reasoning_phase() && self.keeps_tool_calls(ctx) {
             // Still reasoning, the stream has sent no call; batch reads calls
             // from the content it splits off (Granite's reasoning never ends).
-            let content = self.reasoning.as_ref().and_then(|r| r.extract_reasoning(&self.previous_text, ctx).1);
+            let content = self.reasoning.as_ref().and_then(|r| r.extract_reasoning(text, ctx).1);
             return self.extract_tool_calls(content, ctx).0.is_some_and(|calls| !calls.is_empty());
         }
         if !self.completes_to_batch(ctx) {
