@@ -712,10 +712,10 @@ BEAM_CALL, BEAM_RETURN = 151675, 151674  # <|call|>, <|return|>: generation_conf
 
 
 def test_beam_stop_token_closing_a_call_is_not_held():
-    """A stop token ending a chunk is held back where its text would show; Beam's
-    `<|call|>` closing a parsed call shows none, so it is decoded at once, as vLLM
-    decodes it (the call streams with it). Shown as content (tool_choice none), it
-    is held, and streams a chunk late when more tokens follow."""
+    """Beam's `<|call|>` closing a parsed call shows no text, so it is decoded
+    at once, as vLLM decodes it (the call streams with it). Shown as content
+    (tool_choice none), it streams in its own chunk too, as vLLM's does: a
+    finish coming alone would send nothing more (tests/test_stop_token_hold.py)."""
     core = config_core("beam")
     head = core.encode(
         "<|channel|>analysis<|message|>r<|end|>to=get_weather<|channel|>analysis"
@@ -733,7 +733,7 @@ def test_beam_stop_token_closing_a_call_is_not_held():
     assert names_args(assemble(answers)["calls"]) == {0: ("get_weather", '{"city": "Paris"}')}
     shown = stream(core, CHAT, chunks, "chat_request", {**request, "tool_choice": "none"})
     deltas = [a["chunk"]["choices"][0]["delta"]["content"] for a in shown]
-    assert deltas[1] is None and deltas[2] == "<|call|>"
+    assert deltas[1] == "<|call|>" and deltas[2] is None
 
 
 def test_beam_named_custom_tool_is_its_shim():

@@ -99,6 +99,9 @@ impl Core {
         };
         let prompt_len = prompt.map_or(prompt_len, <[i64]>::len);
         let parser_prompt = parser_prompt(spec, prompt);
+        if let (None, Some(prompt)) = (parser_prompt, prompt) {
+            processor.note_unread_prompt(prompt);
+        }
         // Replay the history to rebuild the parser; its output was sent before.
         // A stop token held at the end of a chunk is decoded with the next.
         let mut window = seed.clone();
@@ -107,7 +110,8 @@ impl Core {
         for &len in &vllm.output_chunk_lens {
             let chunk = &vllm.output_token_ids[start..start + len as usize];
             start += len as usize;
-            let mut plan = self.plan_parsed(spec, processor, ctx, held, chunk, None, None, request);
+            let mut plan =
+                self.plan_parsed(spec, processor, ctx, held, chunk, None, None, request, &window, parser_prompt);
             self.release_markup(&mut plan, &window, processor, parser_prompt);
             let text = window.decode(&self.model, &plan.ids[..plan.decode], false);
             stats.parsing(|| processor.step(&text, &plan.ids, None, parser_prompt, ctx));
@@ -169,7 +173,21 @@ impl Core {
             let finish = choice.finish_reason.as_deref();
             let held = std::mem::take(&mut p.held);
             let stop_reason = choice.stop_reason.as_ref();
-            let mut plan = self.plan_parsed(spec, processor, ctx, held, delta_ids, finish, stop_reason, request);
+            if let (None, Some(prompt), 0) = (parser_prompt, req.prompt_token_ids.as_deref(), p.output_len) {
+                processor.note_unread_prompt(prompt);
+            }
+            let mut plan = self.plan_parsed(
+                spec,
+                processor,
+                ctx,
+                held,
+                delta_ids,
+                finish,
+                stop_reason,
+                request,
+                &p.window,
+                parser_prompt,
+            );
             self.release_markup(&mut plan, &p.window, processor, parser_prompt);
             let (mut delta, mut finish_reason) = (None, None);
             if !delta_ids.is_empty() || finish.is_some() {
@@ -234,29 +252,79 @@ impl Core {
         Ok(self.chat_chunk(req, choices, request.return_token_ids, follows_vllm))
     }
 
-    /// The plan for a parser stream's chunk: a stop token is held back
-    /// unless the stream takes chunks as sent or has left batch's answer
-    /// (asked only then: it may rescan the text).
+    /// The plan for a parser stream's chunk. A stop token ending a chunk
+    /// without a finish is decoded, as vLLM's stream decodes it, unless a
+    /// finish coming alone next would leave the stream neither answer: it is
+    /// then held back, and dropped if that finish comes, as batch drops it.
+    /// Asked only when a token would be held: the answers rescan the text.
     #[allow(clippy::too_many_arguments)]
     fn plan_parsed(
         &self,
         spec: &ParserSpec,
-        processor: &ChatStreamProcessor,
+        processor: &mut ChatStreamProcessor,
         ctx: &ChatContext,
         held: Vec<i64>,
         delta: &[i64],
         finish: Option<&str>,
         stop_reason: Option<&StopReason>,
         request: &OutputOptions,
+        window: &Window,
+        prompt: Option<&[i64]>,
     ) -> ChunkIds {
         if spec.takes_chunks_as_sent() {
             return self.plan_chunk_unheld(held, delta, finish, stop_reason, Some(request));
         }
         let plan = self.plan_chunk(held.clone(), delta, finish, stop_reason, Some(request));
-        if plan.held.is_empty() || !processor.follows_vllm(ctx) {
+        if plan.held.is_empty() {
             return plan;
         }
-        self.plan_chunk_unheld(held, delta, finish, stop_reason, Some(request))
+        let unheld = self.plan_chunk_unheld(held, delta, finish, stop_reason, Some(request));
+        if processor.follows_vllm(ctx) || self.finish_alone_stays_vllm(spec, processor, ctx, &unheld, window, prompt) {
+            return unheld;
+        }
+        plan
+    }
+
+    /// Would the stream still be vLLM's if it decoded the stop token now and
+    /// the finish then came alone? Not once it has sent what vLLM's would
+    /// not, nor where vLLM's stream fails on that finish. Otherwise it is
+    /// tried on copies of the parser, the token decoded and held: it stays
+    /// vLLM's when the finish sends nothing after the token (vLLM's
+    /// token-less final chunk sends nothing, where derender's may complete
+    /// batch's answer: a forced call, markup held back) and the token adds
+    /// only its own text (text after a call's closing bracket can cut the
+    /// call short). Such a stream sends the token in the chunk vLLM's sends
+    /// it, also when the output goes on past it.
+    fn finish_alone_stays_vllm(
+        &self,
+        spec: &ParserSpec,
+        processor: &mut ChatStreamProcessor,
+        ctx: &ChatContext,
+        plan: &ChunkIds,
+        window: &Window,
+        prompt: Option<&[i64]>,
+    ) -> bool {
+        if processor.left_vllm() || spec.stream_fails_on_finish_alone() {
+            return false;
+        }
+        let Some(state) = processor.save_state() else { return false };
+        // The chunk's text and delta, and the lone finish's delta.
+        let run = |ids: &[i64]| {
+            let mut trial = ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx);
+            trial.load_state(state.clone()).ok()?;
+            let text = window.clone().decode(&self.model, ids, false);
+            let (delta, _) = trial.step(&text, ids, None, prompt, ctx);
+            let (finish, _) = trial.step("", &[], Some("stop"), prompt, ctx);
+            Some((text, delta.unwrap_or_default(), finish.unwrap_or_default()))
+        };
+        let held = plan.ids.len().saturating_sub(1);
+        let (Some((text, delta, finish)), Some((before, delta_held, finish_held))) =
+            (run(&plan.ids), run(&plan.ids[..held]))
+        else {
+            return false;
+        };
+        let Some(token) = text.strip_prefix(before.as_str()) else { return false };
+        finish.sends_nothing() && delta.is_with_text(&delta_held.then(finish_held), token)
     }
 
     /// A stop token held back by a chunk whose text has just taken the

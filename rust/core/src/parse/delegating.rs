@@ -155,6 +155,12 @@ impl DelegatingParser {
         self.tool.is_some()
     }
 
+    /// Would vLLM's stream, given `prompt`, take reasoning as ended before
+    /// the output (a unified parser reads the prompt its own way)?
+    pub fn prompt_ends_reasoning(&self, prompt: &[i64]) -> bool {
+        self.unified.is_none() && self.reasoning.as_ref().is_some_and(|r| r.is_reasoning_end(prompt))
+    }
+
     /// `is_reasoning_end` over ids (e.g. the rendered prompt).
     pub fn is_reasoning_end(&self, ids: &[i64]) -> bool {
         if let Some(u) = self.unified.as_ref().filter(|_| self.reasoning.is_some()) {
@@ -646,13 +652,20 @@ pub struct ChatStreamProcessor {
     /// The stream has dropped calls the request cannot take, or had left
     /// batch's answer when it finished.
     left_batch: bool,
+    /// The prompt closes reasoning, which vLLM's stream reads (it then
+    /// streams the whole output as content) and this one, as batch, does not.
+    prompt_closed_reasoning: bool,
+    /// The stream has sent what vLLM's would not: reasoning that vLLM's
+    /// stream, having read the prompt, sends as content.
+    left_vllm: bool,
 }
 
 impl ChatStreamProcessor {
     /// The processor's state (`None`: a parser cannot be serialized).
     pub fn save_state(&mut self) -> Option<Value> {
         let parser = self.parser.save_state()?;
-        Some(json!([self.num_output_tokens, self.tools_streamed, parser, self.left_batch]))
+        let flags = [self.left_batch, self.prompt_closed_reasoning, self.left_vllm];
+        Some(json!([self.num_output_tokens, self.tools_streamed, parser, flags]))
     }
 
     pub fn load_state(&mut self, state: Value) -> Result<(), SnapshotError> {
@@ -661,13 +674,35 @@ impl ChatStreamProcessor {
         self.num_output_tokens = serde_json::from_value(next())?;
         self.tools_streamed = serde_json::from_value(next())?;
         self.parser.load_state(next())?;
-        self.left_batch = serde_json::from_value(next())?;
+        [self.left_batch, self.prompt_closed_reasoning, self.left_vllm] = serde_json::from_value(next())?;
         Ok(())
     }
 
     pub fn new(parser: DelegatingParser, ctx: &ChatContext) -> Self {
         let keep_tool_calls = parser.keeps_tool_calls(ctx);
-        ChatStreamProcessor { parser, keep_tool_calls, num_output_tokens: 0, tools_streamed: false, left_batch: false }
+        ChatStreamProcessor {
+            parser,
+            keep_tool_calls,
+            num_output_tokens: 0,
+            tools_streamed: false,
+            left_batch: false,
+            prompt_closed_reasoning: false,
+            left_vllm: false,
+        }
+    }
+
+    /// The stream reads reasoning as batch does, without the prompt; note
+    /// whether vLLM's stream, which reads it, finds reasoning closed there.
+    pub fn note_unread_prompt(&mut self, prompt: &[i64]) {
+        if self.num_output_tokens == 0 {
+            self.prompt_closed_reasoning = self.parser.prompt_ends_reasoning(prompt);
+        }
+    }
+
+    /// Has the stream sent what vLLM's stream would not? Then a stop token
+    /// before a finish that comes alone is held, as batch drops it.
+    pub fn left_vllm(&self) -> bool {
+        self.left_vllm
     }
 
     /// Does the stream follow vLLM's on the points where derender otherwise
@@ -714,6 +749,11 @@ impl ChatStreamProcessor {
             d
         };
         self.num_output_tokens += ids.len();
+        if self.prompt_closed_reasoning
+            && delta.as_ref().is_some_and(|d| d.reasoning.as_deref().is_some_and(|r| !r.is_empty()))
+        {
+            self.left_vllm = true;
+        }
         if finish_reason.is_some() {
             // Kept for the usage chunk that may follow the finish.
             self.left_batch |= self.parser.left_batch(ctx);

@@ -102,6 +102,12 @@ pub trait ReasoningParserFactory: Send + Sync {
     fn stream_follows_vllm(&self) -> bool {
         false
     }
+    /// vLLM's stream fails on a chunk without tokens (hunyuan_a13b's
+    /// asserts one token per chunk), so a stream whose finish comes alone
+    /// can only end as batch's answer.
+    fn stream_fails_on_finish_alone(&self) -> bool {
+        false
+    }
     /// Whether the tool parser streams text after a call as vLLM's stream
     /// does (`Some(true)`) or drops it as batch does (`Some(false)`); `None`
     /// leaves it to the tool family. A stream that follows vLLM's sends it;

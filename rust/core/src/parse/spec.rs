@@ -121,6 +121,11 @@ impl ParserSpec {
         self.reasoning.as_ref().is_some_and(|r| r.stream_follows_vllm())
     }
 
+    /// vLLM's stream fails on a finish that comes alone (no tokens).
+    pub fn stream_fails_on_finish_alone(&self) -> bool {
+        self.reasoning.as_ref().is_some_and(|r| r.stream_fails_on_finish_alone())
+    }
+
     pub fn has_tool(&self) -> bool {
         self.tool.is_some()
     }

@@ -109,7 +109,7 @@ pub struct ChatCompletion {
     pub metrics: Option<Value>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DeltaFunctionCall {
     pub name: Option<String>,
     pub arguments: Option<String>,
@@ -164,6 +164,25 @@ impl Delta {
     /// Tool calls alone.
     pub fn tool_calls(calls: Vec<DeltaToolCall>) -> Self {
         Delta { tool_calls: calls, ..Default::default() }
+    }
+
+    /// No text and no call (a role alone aside).
+    pub fn sends_nothing(&self) -> bool {
+        let empty = |t: &Option<String>| t.as_deref().is_none_or(str::is_empty);
+        empty(&self.content) && empty(&self.reasoning) && self.tool_calls.is_empty()
+    }
+
+    /// `other` with `text` added at the end of its content or its
+    /// reasoning, calls compared without their (random) ids.
+    pub fn is_with_text(&self, other: &Delta, text: &str) -> bool {
+        let calls = |d: &Delta| d.tool_calls.iter().map(|c| (c.index, c.function.clone())).collect::<Vec<_>>();
+        let field = |t: &Option<String>| t.clone().unwrap_or_default();
+        let (content, content_before) = (field(&self.content), field(&other.content));
+        let (reasoning, reasoning_before) = (field(&self.reasoning), field(&other.reasoning));
+        let added = |now: &str, before: &str| now.strip_prefix(before) == Some(text);
+        calls(self) == calls(other)
+            && ((added(&content, &content_before) && reasoning == reasoning_before)
+                || (added(&reasoning, &reasoning_before) && content == content_before))
     }
 
     /// One delta for two parsed one after the other within a chunk.

@@ -179,6 +179,11 @@ impl ReasoningParserFactory for ReasoningFactory {
     fn create(&self, _ctx: &ChatContext, _model: &Arc<Model>) -> Box<dyn ReasoningParser> {
         Box::new(HunyuanReasoning::default())
     }
+
+    /// `assert len(delta_token_ids) == 1`.
+    fn stream_fails_on_finish_alone(&self) -> bool {
+        true
+    }
 }
 
 // ---- tool calls ----
