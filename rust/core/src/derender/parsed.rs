@@ -173,9 +173,6 @@ impl Core {
             let finish = choice.finish_reason.as_deref();
             let held = std::mem::take(&mut p.held);
             let stop_reason = choice.stop_reason.as_ref();
-            if let (None, Some(prompt), 0) = (parser_prompt, req.prompt_token_ids.as_deref(), p.output_len) {
-                processor.note_unread_prompt(prompt);
-            }
             let mut plan = self.plan_parsed(
                 spec,
                 processor,
