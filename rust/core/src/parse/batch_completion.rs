@@ -8,6 +8,7 @@
 //! answer is left exactly as vLLM sends it.
 
 use super::{random_tool_call_id, FunctionCall};
+use crate::pycompat::json::loads;
 use crate::wire::response::{Delta, DeltaToolCall};
 
 /// One call as streamed so far.
@@ -65,13 +66,20 @@ impl Sent {
             if sent.name.is_none() {
                 let id = call.id.clone().unwrap_or_else(random_tool_call_id);
                 calls.push(DeltaToolCall::opening(index as i64, id, call.name.clone(), Some(arguments.to_string())));
-            } else if !arguments.is_empty() {
+            } else if !arguments.is_empty() && !(sent.arguments.is_empty() && reads_as_empty(&call.arguments)) {
+                // A named call sent without arguments already reads as `{}`
+                // (vLLM's own stream leaves it so).
                 calls.push(DeltaToolCall::arguments(index as i64, arguments.to_string()));
             }
         }
         let content = (!content.is_empty()).then(|| content.to_string());
         (content.is_some() || !calls.is_empty()).then(|| Delta { content, tool_calls: calls, ..Default::default() })
     }
+}
+
+/// Arguments that parse to the empty object.
+fn reads_as_empty(arguments: &str) -> bool {
+    loads(arguments).is_some_and(|v| v.as_object().is_some_and(serde_json::Map::is_empty))
 }
 
 /// The final message of a stream: vLLM's (`with_append`, its unstreamed
@@ -138,5 +146,24 @@ mod tests {
         assert!(!reached);
         let kept = kept.expect("vLLM's message");
         assert_eq!(kept.tool_calls[0].function.as_ref().and_then(|f| f.arguments.as_deref()), Some("{}{}"));
+    }
+
+    #[test]
+    fn a_named_call_without_arguments_is_left_as_it_reads_as_the_empty_object() {
+        let calls = [call("a", "{}"), call("b", r#"{"x": 42}"#)];
+        let target = Target { content: "", calls: &calls };
+        let mut sent = Sent::default();
+        sent.record(&Delta::tool_calls(vec![DeltaToolCall::opening(0, "x".into(), "a".into(), None)]));
+        let last =
+            Delta::tool_calls(vec![DeltaToolCall::opening(1, "y".into(), "b".into(), Some(r#"{"x": 42}"#.into()))]);
+        let (done, reached) = finish(&sent, Some(last.clone()), None, &target);
+        assert!(reached);
+        assert_eq!(serde_json::to_value(done).ok(), serde_json::to_value(Some(last)).ok());
+        // Arguments that are not empty still go out.
+        let calls = [call("a", r#"{"k": 1}"#), call("b", r#"{"x": 42}"#)];
+        let target = Target { content: "", calls: &calls };
+        let (done, _) = finish(&sent, Some(Delta::default()), None, &target);
+        let parts: Vec<i64> = done.expect("the rest").tool_calls.iter().map(|t| t.index).collect();
+        assert_eq!(parts, [0, 1]);
     }
 }
