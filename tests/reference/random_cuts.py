@@ -14,24 +14,38 @@ documented classes of docs/divergences.md). Every other stream is printed: it ma
     python3 tests/reference/random_cuts.py --vllm http://127.0.0.1:P --config mistral \\
         --corpus unseen --trials 10 [--finish-alone]
 
+or, letting the script start (and stop) vLLM on a copy of the config's model dir:
+
+    python3 tests/reference/random_cuts.py --launch /path/to/vllm-venv/bin/vllm \\
+        --config xlam --corpus unseen goldens --trials 2 --finish-alone
+
 --finish-alone sends every third stream's finish in a token-less chunk of its own. Needs the
-derender package (the repository's build) and ../shared/reference/replay.py or this directory's.
+derender package (the repository's build) and this directory's replay.py (its tool-call id rules
+cover the families added after the shared copy was written).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import gzip
 import json
+import os
 import random
+import shutil
+import signal
+import subprocess
 import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-SHARED = ROOT.parent / "shared" / "reference"
-sys.path.insert(0, str(SHARED if (SHARED / "replay.py").exists() else HERE))
+sys.path.insert(0, str(HERE))
 import replay  # noqa: E402
 
 from derender import DEFAULT_MODEL_DIR, Derenderer  # noqa: E402
@@ -60,9 +74,9 @@ def core_for(config: dict) -> Derenderer:
             kwargs["enable_auto_tool_choice"] = True
         elif flag in ("--max-model-len", "--max-logprobs"):
             kwargs[flag[2:].replace("-", "_")] = int(flags[i + 1])
-    name = config["model"].split("/")[-1]
-    model = DEFAULT_MODEL_DIR if name == "qwen3" else ROOT / "tests" / "models" / name
-    return Derenderer(str(model), served_model_names=[config["served_model_name"]], **kwargs)
+    return Derenderer(
+        str(model_dir(config)), served_model_names=[config["served_model_name"]], **kwargs
+    )
 
 
 def chunk(call: dict) -> dict:
@@ -119,22 +133,50 @@ def cut(base: dict, rng: random.Random, finish_alone: bool) -> tuple[dict, list[
     return case, [bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--vllm", required=True, help="base URL of a running `vllm launch render`")
-    ap.add_argument("--config", required=True)
-    ap.add_argument("--corpus", default="unseen", choices=["unseen", "goldens"])
-    ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--finish-alone", action="store_true")
-    args = ap.parse_args(argv)
+def model_dir(config: dict) -> Path:
+    name = config["model"].split("/")[-1]
+    return DEFAULT_MODEL_DIR if name == "qwen3" else ROOT / "tests" / "models" / name
 
-    replay.OPAQUE_STATE = True
-    config = json.loads((HERE / "configs.json").read_text())[args.config]
-    with gzip.open(HERE / args.corpus / f"{args.config}.jsonl.gz", "rt", encoding="utf-8") as f:
+
+@contextlib.contextmanager
+def launched(vllm: str, config: dict, port: int) -> Iterator[str]:
+    """`vllm launch render` on a copy of the config's model dir (symlinks followed, the
+    tokenizer unzipped), stopped on exit."""
+    with tempfile.TemporaryDirectory(prefix="rc-") as tmp:
+        model = Path(tmp) / "model"
+        shutil.copytree(model_dir(config), model, symlinks=False)
+        for packed in model.glob("*.gz"):
+            subprocess.run(["gunzip", "-f", str(packed)], check=True)
+        cmd = [vllm, "launch", "render", str(model), "--served-model-name",
+               config["served_model_name"], "--host", "127.0.0.1", "--port", str(port),
+               *config["flags"]]  # fmt: skip
+        env = {**os.environ, **config.get("env", {}), "VLLM_TARGET_DEVICE": "cpu"}
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"vLLM exited with {proc.returncode}: {' '.join(cmd)}")
+                try:
+                    urllib.request.urlopen(f"{url}/health", timeout=2)
+                    break
+                except OSError:
+                    time.sleep(1)
+            yield url
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait()
+
+
+def run(vllm: replay.Client, config_name: str, config: dict, corpus: str, args) -> int:
+    """Streams matching neither, printed as they are found, with a summary line."""
+    path = HERE / corpus / f"{config_name}.jsonl.gz"
+    if not path.exists():
+        return 0
+    with gzip.open(path, "rt", encoding="utf-8") as f:
         cases = [json.loads(line) for line in f if line.strip()]
-    vllm, mine = replay.Client(args.vllm), InProcess(core_for(config))
+    mine = InProcess(core_for(config))
     total = as_vllm = neither = 0
     for base in distinct_streams(cases):
         rng = random.Random(base["id"])
@@ -154,10 +196,44 @@ def main(argv: list[str] | None = None) -> int:
             neither += 1
             print("NEITHER", base["id"], lens, replay.compare_case(case, got, "strict", "auto")[:2])
     print(
-        f"{args.config} ({args.corpus}): {total} streams; {as_vllm} equal vLLM's stream where it is "
-        f"not batch's answer; {neither} match neither"
+        f"{config_name} ({corpus}): {total} streams; {as_vllm} equal vLLM's stream where it is "
+        f"not batch's answer; {neither} match neither",
+        flush=True,
     )
-    return 1 if neither else 0
+    return neither
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    where = ap.add_mutually_exclusive_group(required=True)
+    where.add_argument("--vllm", help="base URL of a running `vllm launch render`")
+    where.add_argument("--launch", metavar="VLLM", help="a `vllm` executable to start per config")
+    ap.add_argument("--port", type=int, default=8391, help="the port --launch uses")
+    ap.add_argument("--config", required=True, nargs="+")
+    ap.add_argument("--corpus", default=["unseen"], nargs="+", choices=["unseen", "goldens"])
+    ap.add_argument("--trials", type=int, default=10)
+    ap.add_argument("--finish-alone", action="store_true")
+    args = ap.parse_args(argv)
+
+    replay.OPAQUE_STATE = True
+    configs = json.loads((HERE / "configs.json").read_text())
+    neither, failed = 0, False
+    for name in args.config:
+        config = configs[name]
+        try:
+            with (
+                launched(args.launch, config, args.port)
+                if args.launch
+                else contextlib.nullcontext(args.vllm)
+            ) as url:
+                for corpus in args.corpus:
+                    neither += run(replay.Client(url), name, config, corpus, args)
+        except RuntimeError as e:
+            print(f"{name}: not run ({e})", flush=True)
+            failed = True
+    return 1 if neither or failed else 0
 
 
 if __name__ == "__main__":
