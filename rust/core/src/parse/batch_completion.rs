@@ -66,10 +66,13 @@ impl Sent {
             if sent.name.is_none() {
                 let id = call.id.clone().unwrap_or_else(random_tool_call_id);
                 calls.push(DeltaToolCall::opening(index as i64, id, call.name.clone(), Some(arguments.to_string())));
-            } else if !arguments.is_empty() && !(sent.arguments.is_empty() && reads_as_empty(&call.arguments)) {
+            } else {
                 // A named call sent without arguments already reads as `{}`
                 // (vLLM's own stream leaves it so).
-                calls.push(DeltaToolCall::arguments(index as i64, arguments.to_string()));
+                let reads_as_sent = sent.arguments.is_empty() && reads_as_empty(&call.arguments);
+                if !arguments.is_empty() && !reads_as_sent {
+                    calls.push(DeltaToolCall::arguments(index as i64, arguments.to_string()));
+                }
             }
         }
         let content = (!content.is_empty()).then(|| content.to_string());
