@@ -51,6 +51,19 @@ def test_download_dir_is_the_cache_a_model_id_is_found_in(tmp_path, monkeypatch)
     assert Derenderer("org/elsewhere").model_path == str(snapshot)
 
 
+def test_only_the_asked_revision_is_served(tmp_path, monkeypatch):
+    """As huggingface_hub offline: `refs/<revision>` names the snapshot, or the
+    revision is a commit; a cache without it is not searched for another one."""
+    snapshot = make_hub_cache(tmp_path / "hub", "org/name")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    (tmp_path / "hub" / "models--org--name" / "refs" / "main").unlink()
+    with pytest.raises(ValueError, match="not in the local Hugging Face cache"):
+        Derenderer("org/name")
+    assert Derenderer("org/name", revision="0123abcd").model_path == str(snapshot)
+    with pytest.raises(ValueError, match="at revision `v2`"):
+        Derenderer("org/name", revision="v2")
+
+
 def test_missing_model_says_where_it_looked(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     with pytest.raises(ValueError) as err:

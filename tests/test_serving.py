@@ -259,7 +259,8 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
             {"config.json": '{"architectures": ["DeepseekV32ForCausalLM"]}'},
             "deepseek_v32 (architecture DeepseekV32ForCausalLM)",
         ),
-        (["--tokenizer", "/elsewhere"], {}, "--tokenizer /elsewhere: a tokenizer other than"),
+        (["--tokenizer", "/elsewhere"], {}, "cannot start: model `/elsewhere` is not a directory"),
+        (["--revision", "v3"], {}, None),
     ],
 )
 def test_a_tokenizer_choice_derender_cannot_honour_stops_the_server(
@@ -271,18 +272,31 @@ def test_a_tokenizer_choice_derender_cannot_honour_stops_the_server(
     from derender.cli import main
 
     model = _model_copy(tmp_path, extra)
+    if message is None:  # a model id: the revision is looked up in the cache
+        model, message = "org/absent", "in the local Hugging Face cache at revision `v3`"
     with pytest.raises(SystemExit, match=re.escape(message)):
         main(["serve", model, *flags, "--port", "1"])
 
 
-def test_tokenizer_flags_that_name_the_model_itself_are_accepted(tmp_path):
+def test_the_tokenizers_own_files_pick_the_mistral_mode(tmp_path):
+    """vLLM's `auto` looks for mistral_common files where the tokenizer is: a
+    plain model with `--tokenizer` naming a mistral_common directory is refused."""
+    from derender.cli import main
+
+    tokenizer = _model_copy(tmp_path / "t", {"tekken.json": "{}", "consolidated.safetensors": b""})
+    model = _model_copy(tmp_path / "m", {})
+    with pytest.raises(SystemExit, match=re.escape("vLLM uses its mistral (consolidated")):
+        main(["serve", model, "--tokenizer", tokenizer, "--port", "1"])
+
+
+def test_hf_mode_on_a_mistral_common_directory_is_accepted(tmp_path):
     from derender.cli import _check_tokenizer
 
     model = _model_copy(tmp_path, {"tekken.json": "{}", "consolidated.safetensors": b""})
     args = build_parser().parse_args(
         ["serve", model, "--tokenizer", model, "--tokenizer-mode", "HF", "--revision", "v1"]
     )
-    _check_tokenizer(args, model, model)  # hf mode on a local directory: nothing to refuse
+    _check_tokenizer(args, model, model, model)  # hf mode on a local directory: nothing to refuse
 
 
 def test_malformed_model_json_stops_the_server(tmp_path):

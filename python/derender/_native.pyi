@@ -35,6 +35,9 @@ class Derenderer:
         reasoning_effort_map: str | None = None,
         anthropic_disabled_thinking_effort: str = "auto",
         hf_overrides: str | None = None,
+        tokenizer: str | None = None,
+        revision: str | None = None,
+        tokenizer_revision: str | None = None,
     ) -> None: ...
     def handle(
         self,
@@ -65,6 +68,8 @@ class Derenderer:
     def eos_token_id(self) -> int | None: ...
     @property
     def model_path(self) -> str: ...
+    @property
+    def tokenizer_path(self) -> str: ...
     @property
     def served_model_names(self) -> list[str]: ...
     @property

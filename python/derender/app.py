@@ -368,7 +368,9 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
         return _error(400, message, "BadRequestError")
 
     if config.enable_tokenizer_info_endpoint:
-        info = tokenizer_info(Path(core.model_path), config.model, config.chat_template)
+        info = tokenizer_info(
+            Path(core.tokenizer_path), config.tokenizer or config.model, config.chat_template
+        )
 
         async def tokenizer_info_route(request: Request) -> Response:
             return JSONResponse(info)

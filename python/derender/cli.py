@@ -195,7 +195,12 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         "parts (openai); auto detects it from the template, as vLLM does",
     )
     # Tokenizer choice: checked at startup (`_check_tokenizer`), never ignored.
-    serve.add_argument("--tokenizer", default=None, help="must be the model's own tokenizer")
+    serve.add_argument(
+        "--tokenizer",
+        default=None,
+        help="the tokenizer's directory or cached model id (default: the model's own); the "
+        "model's config.json and generation_config.json still come from MODEL",
+    )
     serve.add_argument(
         "--tokenizer-mode", default="auto", help="auto or hf (the modes derender builds)"
     )
@@ -204,8 +209,18 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         default=None,
         help="the Hugging Face cache a model id is found in (instead of $HF_HUB_CACHE)",
     )
-    serve.add_argument("--revision", default=None, help=argparse.SUPPRESS)
-    serve.add_argument("--tokenizer-revision", default=None, help=argparse.SUPPRESS)
+    serve.add_argument(
+        "--revision",
+        default=None,
+        help="the cached snapshot of a model id to serve: a branch, tag or commit "
+        "(default main; ignored for a directory, as in vLLM)",
+    )
+    serve.add_argument(
+        "--tokenizer-revision",
+        default=None,
+        help="the snapshot of the model id --tokenizer names (default main; the model's own "
+        "tokenizer is read at --revision, as vLLM reads it offline)",
+    )
     serve.add_argument(
         "--generation-config",
         default="auto",
@@ -338,6 +353,9 @@ def config_from_args(args: argparse.Namespace) -> ServerConfig:
     )
     return ServerConfig(
         model=model,
+        revision=args.revision,
+        tokenizer=args.tokenizer,
+        tokenizer_revision=args.tokenizer_revision,
         served_model_names=args.served_model_name or default_names,
         max_model_len=args.max_model_len,
         max_logprobs=args.max_logprobs,
@@ -427,7 +445,7 @@ def serve(args: argparse.Namespace) -> None:
         core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
-    _check_tokenizer(args, config.model, core.model_path)
+    _check_tokenizer(args, config.model, core.model_path, core.tokenizer_path)
     try:
         user_middleware.load(config.middleware)
     except ValueError as exc:
@@ -505,14 +523,16 @@ _ARCHITECTURE_MODES = {
 }
 
 
-def _auto_tokenizer_mode(model_dir: str, hf_overrides: dict[str, Any]) -> str | None:
+def _auto_tokenizer_mode(
+    model_dir: str, tokenizer_dir: str, hf_overrides: dict[str, Any]
+) -> str | None:
     """The mode vLLM's `--tokenizer-mode auto` picks when it is not hf, and
-    why: a mistral_common checkpoint (`consolidated*.safetensors` beside
-    `tekken.json` or `tokenizer.model.v*`), or the architecture."""
+    why: a mistral_common tokenizer (`consolidated*.safetensors` beside
+    `tekken.json` or `tokenizer.model.v*`), or the model's architecture."""
     import glob
 
     def has(pattern: str) -> bool:
-        return bool(glob.glob(os.path.join(glob.escape(model_dir), pattern)))
+        return bool(glob.glob(os.path.join(glob.escape(tokenizer_dir), pattern)))
 
     if has("consolidated*.safetensors") and (has("tekken.json") or has("tokenizer.model.v*")):
         return "mistral (consolidated*.safetensors beside a mistral_common tokenizer)"
@@ -523,10 +543,12 @@ def _auto_tokenizer_mode(model_dir: str, hf_overrides: dict[str, Any]) -> str | 
     return None
 
 
-def _check_tokenizer(args: argparse.Namespace, model: str, model_dir: str) -> None:
-    """vLLM chooses the tokenizer from these flags and, under `auto`, from the
-    model's files; derender builds the hf mode on the model's own files. Any
-    other choice would change token ids, so it stops the server, naming it."""
+def _check_tokenizer(
+    args: argparse.Namespace, model: str, model_dir: str, tokenizer_dir: str
+) -> None:
+    """vLLM chooses the tokenizer mode from `--tokenizer-mode` and, under `auto`,
+    from the tokenizer's files and the model's architecture; derender builds the hf
+    mode. Any other choice would change token ids, so it stops the server, naming it."""
     mode = (args.tokenizer_mode or "auto").lower()
     if mode not in ("auto", "hf"):
         raise SystemExit(
@@ -534,27 +556,13 @@ def _check_tokenizer(args: argparse.Namespace, model: str, model_dir: str) -> No
             "tokenizer mode (auto picks it where vLLM does)"
         )
     overrides = args.hf_overrides or {}
-    picked = _auto_tokenizer_mode(model_dir, overrides) if mode == "auto" else None
+    picked = _auto_tokenizer_mode(model_dir, tokenizer_dir, overrides) if mode == "auto" else None
     if picked:
         raise SystemExit(
             f"error: --tokenizer-mode auto: vLLM uses its {picked} tokenizer mode for {model}, "
             "which derender does not build; --tokenizer-mode hf renders with tokenizer.json "
             "and the chat template, as vLLM's hf mode does"
         )
-    if args.tokenizer and os.path.realpath(args.tokenizer) not in {
-        os.path.realpath(p) for p in (model, model_dir)
-    }:
-        raise SystemExit(
-            f"error: --tokenizer {args.tokenizer}: a tokenizer other than the model's own "
-            "is not supported"
-        )
-    revisions = (("--revision", args.revision), ("--tokenizer-revision", args.tokenizer_revision))
-    for flag, value in revisions:
-        if value and value != "main" and not os.path.isdir(model):
-            raise SystemExit(
-                f"error: {flag} {value}: derender serves the cached snapshot of refs/main; "
-                "choosing a revision is not supported"
-            )
 
 
 def hf_config(model_dir: str, hf_overrides: dict[str, Any]) -> dict[str, Any]:

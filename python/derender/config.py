@@ -17,6 +17,10 @@ DEFAULT_MAX_REQUEST_BYTES = 256 * 1024 * 1024
 @dataclass
 class ServerConfig:
     model: str
+    # `--revision`, `--tokenizer`, `--tokenizer-revision`: where the files come from.
+    revision: str | None = None
+    tokenizer: str | None = None
+    tokenizer_revision: str | None = None
     served_model_names: list[str] = field(default_factory=list)
     max_model_len: int | None = None
     max_logprobs: int = 20
@@ -93,6 +97,9 @@ class ServerConfig:
             "reasoning_effort_map": self.reasoning_effort_map,
             "anthropic_disabled_thinking_effort": self.anthropic_disabled_thinking_effort,
             "hf_overrides": self.hf_overrides,
+            "tokenizer": self.tokenizer,
+            "revision": self.revision,
+            "tokenizer_revision": self.tokenizer_revision,
             "stream_state_secret": self.stream_state_secret,
             "stream_state_accepted_secrets": self.stream_state_accepted_secrets,
         }

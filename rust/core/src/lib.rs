@@ -18,6 +18,7 @@ pub mod decisions;
 pub mod derender;
 pub mod detok;
 pub mod error;
+pub mod hub;
 pub mod ids;
 pub mod logprobs;
 pub mod model;

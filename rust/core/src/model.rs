@@ -7,14 +7,16 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use tokenizers::{Decoder, Tokenizer};
 
+use crate::hub::Source;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("model directory {0} has no tokenizer.json")]
     NoTokenizer(PathBuf),
     #[error("could not load {path}: {reason}")]
     Load { path: PathBuf, reason: String },
-    #[error("model `{id}` is not a directory and is not in the local Hugging Face cache (looked in {looked})")]
-    NotFound { id: String, looked: String },
+    #[error(transparent)]
+    NotFound(#[from] crate::hub::NotFound),
     /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
     #[error("--hf-overrides: The text_config extracted from the model config does not have `num_attention_heads` attribute. This indicates a mismatch between the model config and vLLM's expectations. Please ensure that the model config is compatible with vLLM.")]
     TextConfig,
@@ -22,7 +24,10 @@ pub enum ModelError {
 
 /// A loaded model: tokenizer and per-id tables built once at startup.
 pub struct Model {
+    /// The model's directory (`config.json`, `generation_config.json`).
     pub path: PathBuf,
+    /// The tokenizer's directory (`--tokenizer`; the model's by default).
+    pub tokenizer_path: PathBuf,
     pub tokenizer: Tokenizer,
     /// `len(tokenizer)`: regular vocabulary plus added tokens.
     pub vocab_len: usize,
@@ -124,18 +129,25 @@ impl Model {
     /// `load` with `--hf-overrides` laid over `config.json` (the model's
     /// architecture, type and context length; not its tokenizer).
     pub fn load_with(spec: &str, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
-        let path = resolve(spec)?;
-        Self::load_dir_with(&path, hf_overrides)
+        Self::load_from(&Source::model(spec), hf_overrides)
+    }
+
+    /// The model and tokenizer `source` names (`--tokenizer`, revisions).
+    pub fn load_from(source: &Source, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
+        let (model, tokenizer) = source.resolve()?;
+        Self::load_dirs(&model, &tokenizer, hf_overrides)
     }
 
     pub fn load_dir(dir: &Path) -> Result<Model, ModelError> {
-        Self::load_dir_with(dir, &Map::new())
+        Self::load_dirs(dir, dir, &Map::new())
     }
 
-    fn load_dir_with(dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
-        let mut tokenizer = load_tokenizer(dir)?;
-        let tok_config = read_json(&dir.join("tokenizer_config.json"))?;
-        let special_map = read_json(&dir.join("special_tokens_map.json"))?;
+    /// The tokenizer's files from `tok_dir`, the model's configuration from
+    /// `dir`, as vLLM reads them.
+    fn load_dirs(dir: &Path, tok_dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
+        let mut tokenizer = load_tokenizer(tok_dir)?;
+        let tok_config = read_json(&tok_dir.join("tokenizer_config.json"))?;
+        let special_map = read_json(&tok_dir.join("special_tokens_map.json"))?;
         register_named_specials(&mut tokenizer, &tok_config, &special_map);
         let gen_config = read_json(&dir.join("generation_config.json"))?;
         let mut config = read_json(&dir.join("config.json"))?;
@@ -188,7 +200,7 @@ impl Model {
         let space_marker = metaspace_marker(&tokenizer);
         let chat_template = match tok_config.get("chat_template") {
             Some(Value::String(s)) => Some(s.clone()),
-            _ => std::fs::read_to_string(dir.join("chat_template.jinja")).ok(),
+            _ => std::fs::read_to_string(tok_dir.join("chat_template.jinja")).ok(),
         };
         let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
         let mut special_tokens_map = serde_json::Map::new();
@@ -203,6 +215,7 @@ impl Model {
         let max_chars_per_token = pieces.iter().flatten().map(|p| p.chars().count()).max().unwrap_or(0);
         Ok(Model {
             path: dir.to_path_buf(),
+            tokenizer_path: tok_dir.to_path_buf(),
             tokenizer,
             vocab_len,
             special_list: special_list(&special, &pieces),
@@ -348,10 +361,6 @@ fn register_named_specials(tokenizer: &mut Tokenizer, tok_config: &Value, specia
     }
 }
 
-fn has_tokenizer(dir: &Path) -> bool {
-    dir.join("tokenizer.json").is_file() || dir.join("tokenizer.json.gz").is_file()
-}
-
 /// vLLM's `_get_and_verify_max_len`: the smallest length key the config
 /// declares (rope scaling factors aside).
 /// vLLM's `hf_overrides`: an object value updates a nested config of that
@@ -402,49 +411,4 @@ fn metaspace_marker(tokenizer: &Tokenizer) -> Option<char> {
         }
     }
     marker(tokenizer.get_pre_tokenizer()?)
-}
-
-/// A path to a model directory, or an id (`org/name`) found in the local
-/// Hugging Face cache (`HF_HUB_CACHE`, `HF_HOME/hub`, `~/.cache/huggingface/hub`).
-pub fn resolve(spec: &str) -> Result<PathBuf, ModelError> {
-    let direct = PathBuf::from(spec);
-    if direct.is_dir() {
-        return Ok(direct);
-    }
-    let mut looked = Vec::new();
-    for cache in hub_caches() {
-        let repo = cache.join(format!("models--{}", spec.replace('/', "--")));
-        looked.push(repo.display().to_string());
-        let revision = std::fs::read_to_string(repo.join("refs").join("main")).ok();
-        let snapshots = repo.join("snapshots");
-        if let Some(rev) = revision {
-            let snap = snapshots.join(rev.trim());
-            if has_tokenizer(&snap) {
-                return Ok(snap);
-            }
-        }
-        if let Ok(entries) = std::fs::read_dir(&snapshots) {
-            for entry in entries.flatten() {
-                if has_tokenizer(&entry.path()) {
-                    return Ok(entry.path());
-                }
-            }
-        }
-    }
-    Err(ModelError::NotFound {
-        id: spec.to_string(),
-        looked: format!("{} (as a path) and {}", spec, looked.join(", ")),
-    })
-}
-
-fn hub_caches() -> Vec<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    if let Some(p) = env("HF_HUB_CACHE").or_else(|| env("HUGGINGFACE_HUB_CACHE")) {
-        return vec![p];
-    }
-    if let Some(home) = env("HF_HOME") {
-        return vec![home.join("hub")];
-    }
-    let base = env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache")));
-    base.map(|b| vec![b.join("huggingface").join("hub")]).unwrap_or_default()
 }

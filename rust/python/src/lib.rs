@@ -8,6 +8,7 @@ mod stream_parser;
 
 use std::sync::Arc;
 
+use derender_core::hub::Source;
 use derender_core::parse::{Kind, Registry};
 use derender_core::served::Flags;
 use derender_core::{Derenderer as Core, Model, Route, Settings, Stats};
@@ -50,6 +51,9 @@ impl Derenderer {
         reasoning_effort_map=None,
         anthropic_disabled_thinking_effort="auto",
         hf_overrides=None,
+        tokenizer=None,
+        revision=None,
+        tokenizer_revision=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -79,6 +83,9 @@ impl Derenderer {
         reasoning_effort_map: Option<&str>,
         anthropic_disabled_thinking_effort: &str,
         hf_overrides: Option<&str>,
+        tokenizer: Option<String>,
+        revision: Option<String>,
+        tokenizer_revision: Option<String>,
     ) -> PyResult<Self> {
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut registry = Registry::default();
@@ -97,8 +104,9 @@ impl Derenderer {
             Some(Ok(serde_json::Value::Object(map))) => map,
             Some(_) => return Err(PyValueError::new_err("--hf-overrides must be a JSON object")),
         };
+        let source = Source { model: model.to_string(), revision, tokenizer, tokenizer_revision };
         let loaded =
-            py.detach(|| Model::load_with(model, &overrides)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            py.detach(|| Model::load_from(&source, &overrides)).map_err(|e| PyValueError::new_err(e.to_string()))?;
         let flags = Flags {
             served_model_names: served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]),
             max_model_len,
@@ -209,6 +217,12 @@ impl Derenderer {
     #[getter]
     fn model_path(&self) -> String {
         self.inner.core().model.path.display().to_string()
+    }
+
+    /// The tokenizer's directory (`--tokenizer`; the model's by default).
+    #[getter]
+    fn tokenizer_path(&self) -> String {
+        self.inner.core().model.tokenizer_path.display().to_string()
     }
 
     #[getter]
