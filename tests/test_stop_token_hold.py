@@ -95,3 +95,18 @@ def test_hunyuan_a13b_holds_the_stop_token_before_a_lone_finish():
     got = assemble(stream(core, CHAT, chunks, "chat_request", SHOWN))
     assert got["content"] == batch(core, [*ids, *eos], SHOWN)["message"]["content"]
     assert got["content"] == "The answer is 42."
+
+
+def test_a_stop_token_that_releases_held_text_goes_out_with_it():
+    """PLaMo 3 holds a trailing `<` (it may open a marker); its EOS
+    `<|plamo:tag|>` shows nothing but settles the `<` as text. vLLM's stream
+    sends the `<` in the chunk the EOS ends, and a lone finish then sends
+    nothing: the stream stays vLLM's, so the EOS is decoded there."""
+    core = config_core("plamo3")
+    head, eot = core.encode("<|plamo:end_think:plamo|>literal <"), core.encode("<|plamo:tag|>")
+    chunks = [(head[:1], None, None), (head[1:2], None, None), (head[2:], None, None)]
+    chunks += [(eot, None, None), (eot, "stop", None)]
+    answers = stream(core, CHAT, chunks, "chat_request", {"messages": SHOWN["messages"]})
+    assert contents(answers) == ["", "", "literal ", "<", ""]
+    message = batch(core, [*head, *eot, *eot], {"messages": SHOWN["messages"]})["message"]
+    assert message["content"] == "literal <"

@@ -289,8 +289,8 @@ impl Core {
     /// vLLM's when the finish sends nothing after the token (vLLM's
     /// token-less final chunk sends nothing, where derender's may complete
     /// batch's answer: a forced call, markup held back) and the token adds
-    /// only its own text (text after a call's closing bracket can cut the
-    /// call short). Such a stream sends the token in the chunk vLLM's sends
+    /// only its own text or none (text after a call's closing bracket can
+    /// cut the call short). Such a stream sends the token in the chunk vLLM's sends
     /// it, also when the output goes on past it.
     fn finish_alone_stays_vllm(
         &self,
@@ -321,7 +321,10 @@ impl Core {
             return false;
         };
         let Some(token) = text.strip_prefix(before.as_str()) else { return false };
-        finish.sends_nothing() && delta.is_with_text(&delta_held.then(finish_held), token)
+        let held_then_finish = delta_held.then(finish_held);
+        // The token shows as its text, or as nothing (markup the parser drops,
+        // such as PLaMo 3's `<|plamo:tag|>` releasing a held `<`).
+        finish.sends_nothing() && [token, ""].iter().any(|t| delta.is_with_text(&held_then_finish, t))
     }
 
     /// A stop token held back by a chunk whose text has just taken the
