@@ -16,7 +16,7 @@ documented classes of docs/divergences.md). Every other stream is printed: it ma
 
 or, letting the script start (and stop) vLLM on a copy of the config's model dir:
 
-    python3 tests/reference/random_cuts.py --launch /path/to/vllm-venv/bin/vllm \\
+    VLLM=/path/to/vllm-venv/bin/vllm python3 tests/reference/random_cuts.py --launch \\
         --config xlam --corpus unseen goldens --trials 2 --finish-alone
 
 --finish-alone sends every third stream's finish in a token-less chunk of its own. Needs the
@@ -31,24 +31,18 @@ import contextlib
 import copy
 import gzip
 import json
-import os
 import random
 import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import replay  # noqa: E402
+from render_server import Server, config_env, source_dir, unpack_model, workdir  # noqa: E402
 
-from derender import DEFAULT_MODEL_DIR, Derenderer  # noqa: E402
+from derender import Derenderer  # noqa: E402
 
 
 class InProcess:
@@ -75,7 +69,7 @@ def core_for(config: dict) -> Derenderer:
         elif flag in ("--max-model-len", "--max-logprobs"):
             kwargs[flag[2:].replace("-", "_")] = int(flags[i + 1])
     return Derenderer(
-        str(model_dir(config)), served_model_names=[config["served_model_name"]], **kwargs
+        str(source_dir(config["model"])), served_model_names=[config["served_model_name"]], **kwargs
     )
 
 
@@ -133,40 +127,23 @@ def cut(base: dict, rng: random.Random, finish_alone: bool) -> tuple[dict, list[
     return case, [bounds[i + 1] - bounds[i] for i in range(len(bounds) - 1)]
 
 
-def model_dir(config: dict) -> Path:
-    name = config["model"].split("/")[-1]
-    return DEFAULT_MODEL_DIR if name == "qwen3" else ROOT / "tests" / "models" / name
-
-
 @contextlib.contextmanager
-def launched(vllm: str, config: dict, port: int) -> Iterator[str]:
-    """`vllm launch render` on a copy of the config's model dir (symlinks followed, the
-    tokenizer unzipped), stopped on exit."""
-    with tempfile.TemporaryDirectory(prefix="rc-") as tmp:
-        model = Path(tmp) / "model"
-        shutil.copytree(model_dir(config), model, symlinks=False)
-        for packed in model.glob("*.gz"):
-            subprocess.run(["gunzip", "-f", str(packed)], check=True)
-        cmd = [vllm, "launch", "render", str(model), "--served-model-name",
-               config["served_model_name"], "--host", "127.0.0.1", "--port", str(port),
-               *config["flags"]]  # fmt: skip
-        env = {**os.environ, **config.get("env", {}), "VLLM_TARGET_DEVICE": "cpu"}
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        try:
-            for _ in range(300):
-                if proc.poll() is not None:
-                    raise RuntimeError(f"vLLM exited with {proc.returncode}: {' '.join(cmd)}")
-                try:
-                    urllib.request.urlopen(f"{url}/health", timeout=2)
-                    break
-                except OSError:
-                    time.sleep(1)
-            yield url
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait()
+def launched(config: dict, port: int) -> Iterator[str]:
+    """`vllm launch render` ($VLLM) on an unpacked copy of the config's model dir, stopped on exit."""
+    work = workdir("rc-")
+    try:
+        model = unpack_model(config["model"], work)
+        env = {**config_env(config, model), "VLLM_TARGET_DEVICE": "cpu"}
+        flags = config["flags"]
+        with Server(work, config["model"], config["served_model_name"], flags, env, port,
+                    work / "vllm.log") as server:  # fmt: skip
+            if not server.start():
+                raise RuntimeError(
+                    f"vLLM exited with {server.returncode}: {server.log_text()[-300:]}"
+                )
+            yield f"http://127.0.0.1:{port}"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def run(vllm: replay.Client, config_name: str, config: dict, corpus: str, args) -> int:
@@ -209,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     where = ap.add_mutually_exclusive_group(required=True)
     where.add_argument("--vllm", help="base URL of a running `vllm launch render`")
-    where.add_argument("--launch", metavar="VLLM", help="a `vllm` executable to start per config")
+    where.add_argument(
+        "--launch", action="store_true", help="start vLLM ($VLLM, else `vllm`) per config"
+    )
     ap.add_argument("--port", type=int, default=8391, help="the port --launch uses")
     ap.add_argument("--config", required=True, nargs="+")
     ap.add_argument("--corpus", default=["unseen"], nargs="+", choices=["unseen", "goldens"])
@@ -224,9 +203,7 @@ def main(argv: list[str] | None = None) -> int:
         config = configs[name]
         try:
             with (
-                launched(args.launch, config, args.port)
-                if args.launch
-                else contextlib.nullcontext(args.vllm)
+                launched(config, args.port) if args.launch else contextlib.nullcontext(args.vllm)
             ) as url:
                 for corpus in args.corpus:
                     neither += run(replay.Client(url), name, config, corpus, args)

@@ -11,6 +11,8 @@ show which files each setup read: the chat template (the rendered ids), the gene
 startup are recorded as such.
 
     VLLM=/path/to/vllm-venv/bin/vllm python3 tests/reference/record_tokenizer_source.py
+
+(render_server.py starts each server, 127.0.0.1 only.)
 """
 
 from __future__ import annotations
@@ -19,14 +21,10 @@ import gzip
 import json
 import os
 import shutil
-import signal
-import subprocess
-import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from render_server import Server, call, workdir
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -111,68 +109,33 @@ def build_layout(root: Path) -> dict[str, str]:
             "hub": str(root / "hub")}  # fmt: skip
 
 
-def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
-    req = urllib.request.Request(
-        f"http://127.0.0.1:{PORT}{path}",
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(req, timeout=60) as r:
-            return r.status, json.loads(r.read())
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read())
-
-
 def main() -> None:
-    vllm = os.environ.get("VLLM", "vllm")
-    root = Path(tempfile.mkdtemp(prefix="toksrc-"))
+    root = workdir("toksrc-")
     where = build_layout(root)
     env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu", "HF_HUB_OFFLINE": "1",
            "HF_HUB_CACHE": where["hub"]}  # fmt: skip
     cases = []
-    for model, flags in SETUPS:
+    for i, (model, flags) in enumerate(SETUPS):
         fill = lambda s: s.format(**where)  # noqa: E731
-        cmd = [vllm, "launch", "render", fill(model), "--served-model-name", "m",
-               "--host", "127.0.0.1", "--port", str(PORT), *map(fill, flags)]  # fmt: skip
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)  # fmt: skip
-        up = False
-        try:
-            for _ in range(300):
-                if proc.poll() is not None:
-                    break
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{PORT}/health", timeout=2)
-                    up = True
-                    break
-                except OSError:
-                    time.sleep(1)
+        server = Server(root, fill(model), "m", [*map(fill, flags)], env, PORT, root / f"{i}.log")
+        with server:
+            up = server.start()
             answers = []
             if up:
-                _, models = post_get("/v1/models")
+                models = call(PORT, "GET", "/v1/models")["body"]
                 answers.append({"path": "/v1/models", "max_model_len":
                                 models["data"][0]["max_model_len"]})  # fmt: skip
                 for path, body in REQUESTS:
-                    status, answer = post(path, body)
-                    answers.append({"path": path, "body": body, "status": status,
-                                    "response": answer})  # fmt: skip
+                    got = call(PORT, "POST", path, body)
+                    answers.append({"path": path, "body": body, "status": got["status"],
+                                    "response": got["body"]})  # fmt: skip
             cases.append({"model": model, "flags": flags, "starts": up, "answers": answers})
             print(model, flags, "up" if up else "refused", flush=True)
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait()
     with gzip.open(OUT, "wt", encoding="utf-8") as f:
         f.write(json.dumps({"layout": LAYOUT, "model_id": MODEL_ID}) + "\n")
         for case in cases:
             f.write(json.dumps(case, ensure_ascii=False) + "\n")
     print(f"{len(cases)} setups -> {OUT}")
-
-
-def post_get(path: str) -> tuple[int, Any]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{PORT}{path}", timeout=60) as r:
-        return r.status, json.loads(r.read())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Start and stop a live `vllm launch render` for the record_*.py scripts that drive one themselves
-(record_tokenizer_info.py, record_decisions.py, record_reasoning_effort.py, record_request_log.py).
+(record_tokenizer_info.py, record_decisions.py, record_reasoning_effort.py, record_request_log.py,
+record_tokenizer_source.py, random_cuts.py --launch).
 
 A config's model dir (configs.json `model`) is copied to a temporary dir with its `.gz` files unpacked
 (tokenizer.json.gz, and gpt_oss's o200k_base.tiktoken.gz, which TIKTOKEN_ENCODINGS_BASE then points at).
