@@ -471,8 +471,9 @@ def test_minicpmv_without_thinking_streams_read_the_text_as_batch_does():
     """minicpmv with `enable_thinking: false`: vLLM's batch reads the answer
     through the MiniCPM-V grammar (a stray think block and reserved markers
     dropped), while its stream, the prompt having closed reasoning, hands the
-    raw text to the tool parser and shows them. derender's stream filters
-    every delta through the grammar: it assembles to the batch answer."""
+    raw text to the tool parser and shows them. derender's stream reads a
+    delta that completes a marker through the grammar: it assembles to the
+    batch answer."""
     core = parser_core(
         "models/minicpmv", "minicpmv", reasoning_parser="minicpmv", tool_call_parser="qwen3_coder"
     )
@@ -485,6 +486,25 @@ def test_minicpmv_without_thinking_streams_read_the_text_as_batch_does():
     message = batch(core, ids, request)["message"]
     assert got["content"] == message["content"] == "final\nanswer"
     assert got["reasoning"] == "" and message.get("reasoning") is None
+
+
+def test_minicpmv_without_thinking_streams_text_the_grammar_keeps_as_vllms_do():
+    """Text that only looks like the start of a marker (`<reserved_11>`): the
+    grammar drops nothing, so the stream sends vLLM's raw text in vLLM's
+    chunks instead of holding `<reserved_1` back (batch's answer is the same)."""
+    core = parser_core(
+        "models/minicpmv", "minicpmv", reasoning_parser="minicpmv", tool_call_parser="qwen3_coder"
+    )
+    request = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "chat_template_kwargs": {"enable_thinking": False},
+    }
+    ids = core.encode("see <reserved_11> here")
+    answers = stream(core, CHAT, one_token_chunks([*ids, IM_END]), "chat_request", request)
+    shown = [a["chunk"]["choices"][0]["delta"].get("content") or "" for a in answers]
+    # vLLM 0.33.0's chunks for these ids (its qwen3_coder parser holds a lone "<").
+    assert shown == ["see", " ", "<reserved", "_", "1", "1", ">", " here", ""]
+    assert batch(core, [*ids, IM_END], request)["message"]["content"] == "see <reserved_11> here"
 
 
 def test_minimax_m3_streams_strip_call_names_as_batch_does():

@@ -35,6 +35,22 @@ pub struct DelegatingParser {
     /// (batch may answer their markup as content), or its end could not be
     /// completed to batch's answer.
     left_batch: bool,
+    /// Where a filtering reasoning parser's stream stands (see `Filter`).
+    filter: Filter,
+}
+
+/// A filtering reasoning parser (MiniCPM-V without thinking) reads each
+/// delta through its grammar, as batch reads the whole text, where vLLM's
+/// stream hands the raw text on. The stream follows vLLM's raw text while
+/// the grammar drops nothing (`pending`: raw text sent that the grammar
+/// still holds, a tail that may open a marker). When the grammar drops a
+/// marker inside one delta the stream reads as batch from then on; when it
+/// drops one whose start already went out raw, it stays vLLM's raw text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+enum Filter {
+    Follow { pending: String },
+    Batch,
+    Raw,
 }
 
 /// The assembled fields of a batch assistant message.
@@ -67,6 +83,7 @@ impl DelegatingParser {
             function_name_returned: false,
             unified: None,
             left_batch: false,
+            filter: Filter::Follow { pending: String::new() },
         }
     }
 
@@ -466,20 +483,42 @@ impl DelegatingParser {
         }
     }
 
-    /// The content a filtering reasoning parser leaves of the delta (and,
-    /// at the end, of what it held back), as text for the tool phase;
-    /// `None` for other parsers.
+    /// The text a filtering reasoning parser hands to the tool phase: `None`
+    /// for the delta as it is (other parsers, and a stream on vLLM's raw
+    /// text), else what the grammar leaves of it (and, at the end, of what
+    /// it held back).
     fn filter_content(&mut self, text: &str, ids: &[i64], finished: bool) -> Option<String> {
         let r = self.reasoning.as_mut().filter(|r| r.filters_content())?;
         self.prompt_reasoning_checked = true;
         self.reasoning_ended = true;
+        if self.filter == Filter::Raw {
+            return None;
+        }
         let texts = Texts { previous: "", current: text, delta: text };
         let ids = Ids { previous: &[], current: ids, delta: ids };
         let mut content = r.extract_reasoning_streaming(&texts, &ids).and_then(|d| d.content).unwrap_or_default();
         if finished {
             content += &r.finish_streaming().and_then(|d| d.content).unwrap_or_default();
         }
-        Some(content)
+        let Filter::Follow { pending } = &mut self.filter else { return Some(content) };
+        let seen = format!("{pending}{text}");
+        match seen.strip_prefix(content.as_str()) {
+            // The grammar kept everything so far (it may hold a marker's start).
+            Some(rest) if rest.is_empty() || (!finished && r.may_hold(rest)) => {
+                *pending = rest.to_string();
+                None
+            }
+            // It dropped a marker inside this delta: batch's reading.
+            _ if pending.is_empty() => {
+                self.filter = Filter::Batch;
+                Some(content)
+            }
+            // It dropped one that began in text sent raw: vLLM's stream.
+            _ => {
+                self.filter = Filter::Raw;
+                None
+            }
+        }
     }
 
     /// After a reasoning engine's reasoning ended, it drops a repeated end
@@ -610,11 +649,12 @@ impl DelegatingParser {
             tool,
             self.sent,
             self.left_batch,
+            self.filter,
         ]))
     }
 
     pub fn load_state(&mut self, state: Value) -> Result<(), SnapshotError> {
-        let mut items = super::snapshot::fields(state, 11, "DelegatingParser")?;
+        let mut items = super::snapshot::fields(state, 12, "DelegatingParser")?;
         let mut next = || items.next().unwrap_or(Value::Null);
         self.reasoning_ended = serde_json::from_value(next())?;
         self.tool_call_text_started = serde_json::from_value(next())?;
@@ -626,6 +666,7 @@ impl DelegatingParser {
         let (reasoning, tool) = (next(), next());
         self.sent = serde_json::from_value(next())?;
         self.left_batch = serde_json::from_value(next())?;
+        self.filter = serde_json::from_value(next())?;
         if let Some(u) = self.unified.as_mut() {
             return u.load_state(reasoning);
         }

@@ -132,6 +132,12 @@ pub trait ReasoningParser: Send {
     fn filters_content(&self) -> bool {
         false
     }
+    /// Could `tail`, text a filtering parser took without showing it, still
+    /// become one of its markers (held back, not dropped)?
+    fn may_hold(&self, tail: &str) -> bool {
+        let _ = tail;
+        false
+    }
     /// Rewrites a batch message's reasoning or content once parsed
     /// (MiniCPM-V's unified parser recovers escaped newlines).
     fn rewrite_text(&self, text: Option<String>) -> Option<String> {

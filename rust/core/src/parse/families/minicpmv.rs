@@ -114,6 +114,11 @@ impl ReasoningParser for MiniCpmv {
         !self.thinking
     }
 
+    fn may_hold(&self, tail: &str) -> bool {
+        let literals = config(self.thinking).terminals.iter().flat_map(|(_, l)| l.iter());
+        literals.into_iter().any(|l| l.len() > tail.len() && l.starts_with(tail))
+    }
+
     fn rewrite_text(&self, text: Option<String>) -> Option<String> {
         // `recover_newlines`
         text.map(|t| if t.contains('\\') { EscapedNewlines::default().feed(&t, true) } else { t })
