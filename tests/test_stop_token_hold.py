@@ -110,3 +110,20 @@ def test_a_stop_token_that_releases_held_text_goes_out_with_it():
     assert contents(answers) == ["", "", "literal ", "<", ""]
     message = batch(core, [*head, *eot, *eot], {"messages": SHOWN["messages"]})["message"]
     assert message["content"] == "literal <"
+
+
+def test_a_stop_token_that_defers_text_to_the_finish_goes_out_with_it():
+    """PLaMo 3's EOS right after text in the chunk that ends reasoning: vLLM's
+    tool engine, seeing the EOS id without its text, defers that text to the
+    end of the stream. Decoded there, the stream sends in its chunks what the
+    held token's stream sends in total (batch's answer), so it is decoded."""
+    core = config_core("plamo3")
+    request = {"messages": SHOWN["messages"]}
+    think = "<|plamo:begin_think:plamo|>reasoning<|plamo:end_think:plamo|>answer<|plamo:tag|>"
+    head, tail, eot = core.encode(think), core.encode("ignored"), core.encode("<|plamo:tag|>")
+    chunks = [(head[:1], None, None), (head[1:4], None, None), (head[4:], None, None)]
+    chunks += [(tail, None, None), (eot, "stop", None)]
+    answers = stream(core, CHAT, chunks, "chat_request", request)
+    # vLLM 0.33.0's chunks for these cuts.
+    assert contents(answers) == ["", "", "", "", "answerignored"]
+    assert batch(core, [*head, *tail, *eot], request)["message"]["content"] == "answerignored"

@@ -290,7 +290,8 @@ impl Core {
     /// token-less final chunk sends nothing, where derender's may complete
     /// batch's answer: a forced call, markup held back) and the token adds
     /// only its own text or none (text after a call's closing bracket can
-    /// cut the call short). Such a stream sends the token in the chunk vLLM's sends
+    /// cut the call short); or when the chunk and the finish together send
+    /// exactly what they send with the token held, which is batch's answer. Such a stream sends the token in the chunk vLLM's sends
     /// it, also when the output goes on past it.
     fn finish_alone_stays_vllm(
         &self,
@@ -324,7 +325,11 @@ impl Core {
         let held_then_finish = delta_held.then(finish_held);
         // The token shows as its text, or as nothing (markup the parser drops,
         // such as PLaMo 3's `<|plamo:tag|>` releasing a held `<`).
-        finish.sends_nothing() && [token, ""].iter().any(|t| delta.is_with_text(&held_then_finish, t))
+        let stays_vllm = finish.sends_nothing() && [token, ""].iter().any(|t| delta.is_with_text(&held_then_finish, t));
+        // Or the chunk and the finish together send what the held token's
+        // stream sends (batch's answer), only split elsewhere: PLaMo 3's EOS
+        // right after text defers that text to the finish, as vLLM's does.
+        stays_vllm || delta.then(finish).is_with_text(&held_then_finish, "")
     }
 
     /// A stop token held back by a chunk whose text has just taken the
