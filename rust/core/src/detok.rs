@@ -26,11 +26,7 @@ impl Window {
             return Window::default();
         };
         let tail = &ids[ids.len().saturating_sub(PREFIX_WINDOW + 2)..];
-        let prev_tokens: Vec<String> = tail
-            .iter()
-            .filter(|&&id| !(skip_special && model.is_special(id)))
-            .map(|&id| model.piece(id).unwrap_or("").to_string())
-            .collect();
+        let prev_tokens = model.window_pieces(tail, skip_special);
         let read_offset = prev_tokens.len();
         Window { prev_tokens, prefix_offset: read_offset.saturating_sub(PREFIX_WINDOW), read_offset }
     }
@@ -51,22 +47,12 @@ impl Window {
     }
 
     fn step(&mut self, model: &Model, id: i64, skip_special: bool, out: &mut String) {
-        let new_piece: Option<String> = if model.in_vocab(id) {
-            if skip_special && model.is_special(id) {
-                None
-            } else {
-                Some(model.piece(id).unwrap_or("").to_string())
-            }
-        } else {
-            Some(String::new())
-        };
-        if let Some(p) = new_piece {
-            self.prev_tokens.push(p);
-        }
+        let new_piece = if model.in_vocab(id) { model.window_piece(id, skip_special) } else { Some(String::new()) };
+        self.prev_tokens.extend(new_piece);
         let count = self.prev_tokens.len();
         let window = &self.prev_tokens[self.prefix_offset..];
-        let prefix_text = model.pieces_to_string(&window[..self.read_offset - self.prefix_offset]);
-        let new_text = model.pieces_to_string(window);
+        let prefix_text = model.pieces_to_string(&window[..self.read_offset - self.prefix_offset], skip_special);
+        let new_text = model.pieces_to_string(window, skip_special);
         let prefix_chars = prefix_text.chars().count();
         if new_text.chars().count() > prefix_chars && !new_text.ends_with('\u{FFFD}') {
             let start = new_text.char_indices().nth(prefix_chars).map_or(new_text.len(), |(i, _)| i);

@@ -6,7 +6,7 @@
 //! a route and body bytes and answers status and body bytes.
 //!
 //! Module layers, each using only those listed before it (a test checks
-//! there is no cycle): `error`, `ids`, `pycompat`, `model`, `detok`,
+//! there is no cycle): `error`, `ids`, `pycompat`, `hub`, `tekken`, `model`, `detok`,
 //! `logprobs`, `stream`, `structured`, `wire`, `stats`, `parse`,
 //! `template`, `served`; then `render` and `derender`, siblings over
 //! `served::Core`; `decisions` (two routes answered by validation alone);
@@ -30,6 +30,7 @@ pub mod service;
 pub mod stats;
 pub mod stream;
 pub mod structured;
+pub mod tekken;
 pub mod template;
 pub mod wire;
 

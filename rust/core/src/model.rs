@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use tokenizers::{Decoder, Tokenizer};
 
 use crate::hub::Source;
+use crate::tekken::{Tekken, KEPT_SPECIALS};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
@@ -17,6 +18,10 @@ pub enum ModelError {
     Load { path: PathBuf, reason: String },
     #[error(transparent)]
     NotFound(#[from] crate::hub::NotFound),
+    #[error(transparent)]
+    Tekken(#[from] crate::tekken::TekkenError),
+    #[error("tokenizer mode mistral: {0} has no tekken.json")]
+    NoTekken(PathBuf),
     /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
     #[error("--hf-overrides: The text_config extracted from the model config does not have `num_attention_heads` attribute. This indicates a mismatch between the model config and vLLM's expectations. Please ensure that the model config is compatible with vLLM.")]
     TextConfig,
@@ -58,9 +63,27 @@ pub struct Model {
     /// The longest vocabulary piece in chars (`max_chars_per_token`): a text
     /// prompt longer than this times the context cannot fit it.
     pub max_chars_per_token: usize,
-    /// The decoder is a plain ByteLevel one, so pieces decode through the
-    /// byte table below without the generic decoder machinery.
-    byte_level: bool,
+    /// How ids become text: a Hugging Face tokenizer's decoder or tekken.
+    codec: Codec,
+}
+
+/// vLLM's tokenizer modes that derender builds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TokenizerMode {
+    /// `tokenizer.json` through transformers (`hf`; `auto` for most models).
+    #[default]
+    Hf,
+    /// `tekken.json` through mistral_common (`mistral`).
+    Mistral,
+}
+
+enum Codec {
+    /// `byte_level`: the decoder is a plain ByteLevel one, so pieces decode
+    /// through the byte table below without the generic decoder machinery.
+    Hf {
+        byte_level: bool,
+    },
+    Tekken(Box<Tekken>),
 }
 
 /// GPT-2's `bytes_to_unicode`, inverted: char code → byte, for the 324
@@ -134,21 +157,29 @@ impl Model {
 
     /// The model and tokenizer `source` names (`--tokenizer`, revisions).
     pub fn load_from(source: &Source, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
+        Self::load_mode(source, TokenizerMode::Hf, hf_overrides)
+    }
+
+    /// `load_from` with the tokenizer of `mode`.
+    pub fn load_mode(
+        source: &Source,
+        mode: TokenizerMode,
+        hf_overrides: &Map<String, Value>,
+    ) -> Result<Model, ModelError> {
         let (model, tokenizer) = source.resolve()?;
-        Self::load_dirs(&model, &tokenizer, hf_overrides)
+        match mode {
+            TokenizerMode::Hf => Self::load_dirs(&model, &tokenizer, hf_overrides),
+            TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides),
+        }
     }
 
     pub fn load_dir(dir: &Path) -> Result<Model, ModelError> {
         Self::load_dirs(dir, dir, &Map::new())
     }
 
-    /// The tokenizer's files from `tok_dir`, the model's configuration from
-    /// `dir`, as vLLM reads them.
-    fn load_dirs(dir: &Path, tok_dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
-        let mut tokenizer = load_tokenizer(tok_dir)?;
-        let tok_config = read_json(&tok_dir.join("tokenizer_config.json"))?;
-        let special_map = read_json(&tok_dir.join("special_tokens_map.json"))?;
-        register_named_specials(&mut tokenizer, &tok_config, &special_map);
+    /// The model's own files: `generation_config.json` and `config.json`
+    /// with `--hf-overrides` laid over it.
+    fn read_configs(dir: &Path, hf_overrides: &Map<String, Value>) -> Result<(Value, Value), ModelError> {
         let gen_config = read_json(&dir.join("generation_config.json"))?;
         let mut config = read_json(&dir.join("config.json"))?;
         if !hf_overrides.is_empty() {
@@ -158,6 +189,17 @@ impl Model {
                 return Err(ModelError::TextConfig);
             }
         }
+        Ok((gen_config, config))
+    }
+
+    /// The tokenizer's files from `tok_dir`, the model's configuration from
+    /// `dir`, as vLLM reads them.
+    fn load_dirs(dir: &Path, tok_dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
+        let mut tokenizer = load_tokenizer(tok_dir)?;
+        let tok_config = read_json(&tok_dir.join("tokenizer_config.json"))?;
+        let special_map = read_json(&tok_dir.join("special_tokens_map.json"))?;
+        register_named_specials(&mut tokenizer, &tok_config, &special_map);
+        let (gen_config, config) = Self::read_configs(dir, hf_overrides)?;
 
         let vocab_len = tokenizer.get_vocab_size(true);
         let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| tokenizer.id_to_token(id)).collect();
@@ -210,7 +252,8 @@ impl Model {
                 special_tokens_map.insert(key.into(), Value::String(t.to_string()));
             }
         }
-        let byte_level = matches!(tokenizer.get_decoder(), Some(tokenizers::DecoderWrapper::ByteLevel(_)));
+        let codec =
+            Codec::Hf { byte_level: matches!(tokenizer.get_decoder(), Some(tokenizers::DecoderWrapper::ByteLevel(_))) };
 
         let max_chars_per_token = pieces.iter().flatten().map(|p| p.chars().count()).max().unwrap_or(0);
         Ok(Model {
@@ -231,8 +274,74 @@ impl Model {
             tokenizer_config: tok_config,
             special_tokens_map,
             max_chars_per_token,
-            byte_level,
+            codec,
         })
+    }
+
+    /// A mistral_common directory (`tekken.json`), as vLLM's Mistral
+    /// tokenizer sees it: ids below the special count are all special, a
+    /// piece is an id decoded alone, and the vocabulary maps each piece to
+    /// its lowest id.
+    fn load_tekken(dir: &Path, tok_dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
+        let path = Tekken::find(tok_dir).ok_or_else(|| ModelError::NoTekken(tok_dir.to_path_buf()))?;
+        let tekken = Tekken::load(&path)?;
+        let (gen_config, config) = Self::read_configs(dir, hf_overrides)?;
+        let vocab_len = tekken.vocab_size();
+        let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| Some(tekken.piece(id))).collect();
+        let special: Vec<bool> = (0..vocab_len as u32).map(|id| tekken.is_special(id)).collect();
+        let mut vocab: std::collections::HashMap<String, u32> = Default::default();
+        for (id, piece) in pieces.iter().enumerate().rev() {
+            vocab.insert(piece.clone().unwrap_or_default(), id as u32);
+        }
+        let word_level = tokenizers::models::wordlevel::WordLevel::builder()
+            .vocab(vocab.into_iter().collect())
+            .unk_token("<unk>".into())
+            .build()
+            .map_err(|e| ModelError::Load { path: path.clone(), reason: e.to_string() })?;
+        let tokenizer = Tokenizer::new(word_level);
+        let eos_token_id = tekken.special_id("</s>").map(i64::from);
+        let mut model_eos_ids: HashSet<i64> = match gen_config.get("eos_token_id") {
+            Some(Value::Number(n)) => n.as_i64().into_iter().collect(),
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_i64).collect(),
+            _ => HashSet::new(),
+        };
+        model_eos_ids.extend(eos_token_id);
+        let mut special_tokens_map = serde_json::Map::new();
+        for (key, text) in [("bos_token", "<s>"), ("eos_token", "</s>"), ("unk_token", "<unk>"), ("pad_token", "<pad>")]
+        {
+            if tekken.special_id(text).is_some() {
+                special_tokens_map.insert(key.into(), Value::String(text.to_string()));
+            }
+        }
+        let max_chars_per_token = pieces.iter().flatten().map(|p| p.chars().count()).max().unwrap_or(0);
+        Ok(Model {
+            path: dir.to_path_buf(),
+            tokenizer_path: tok_dir.to_path_buf(),
+            tokenizer,
+            vocab_len,
+            special_list: special_list(&special, &pieces),
+            pieces,
+            special,
+            eos_token_id,
+            model_eos_ids,
+            config_max_len: derive_max_len(&config),
+            space_marker: None,
+            chat_template: None,
+            model_type: config.get("model_type").and_then(Value::as_str).map(str::to_string),
+            generation_config: gen_config,
+            tokenizer_config: Value::Null,
+            special_tokens_map,
+            max_chars_per_token,
+            codec: Codec::Tekken(Box::new(tekken)),
+        })
+    }
+
+    /// The tekken tokenizer of a `mistral` mode model.
+    pub fn tekken(&self) -> Option<&Tekken> {
+        match &self.codec {
+            Codec::Tekken(t) => Some(t),
+            Codec::Hf { .. } => None,
+        }
     }
 
     /// `convert_ids_to_tokens([id])[0]` for an id inside the vocabulary.
@@ -254,12 +363,80 @@ impl Model {
         id >= 0 && (id as u64) < self.vocab_len as u64
     }
 
-    /// `convert_tokens_to_string`: the tokenizer's decoder over raw pieces.
-    pub fn pieces_to_string(&self, pieces: &[String]) -> String {
+    /// The pieces an incremental decode window holds for `ids`
+    /// (`convert_ids_to_tokens(ids, skip_special_tokens)`), without the ids
+    /// skipping drops. vLLM's Mistral tokenizer, skipping special tokens,
+    /// turns every regular piece of the batch into `bytes` once one of them
+    /// would carry U+FFFD: such a piece is held here as U+FFFD and its bytes
+    /// in byte-level form (no other piece of such a window has U+FFFD).
+    pub fn window_pieces(&self, ids: &[i64], skip_special: bool) -> Vec<String> {
+        let tekken = match &self.codec {
+            Codec::Hf { .. } => {
+                return ids
+                    .iter()
+                    .filter(|&&id| !(skip_special && self.is_special(id)))
+                    .map(|&id| self.piece(id).unwrap_or("").to_string())
+                    .collect()
+            }
+            Codec::Tekken(tekken) => tekken,
+        };
+        let kept: Vec<u32> = ids
+            .iter()
+            .filter_map(|&id| u32::try_from(id).ok())
+            .filter(|&id| !skip_special || !tekken.is_special(id) || tekken.special_text(id).is_some_and(kept_special))
+            .collect();
+        let pieces: Vec<String> = kept.iter().map(|&id| tekken.piece(id)).collect();
+        if !skip_special || !pieces.iter().any(|p| p.contains('\u{FFFD}')) {
+            return pieces;
+        }
+        kept.iter()
+            .zip(pieces)
+            .map(|(&id, piece)| match tekken.token_bytes(id) {
+                Some(bytes) => format!("\u{FFFD}{}", byte_level_string(bytes)),
+                None => piece,
+            })
+            .collect()
+    }
+
+    /// `window_pieces` of one id.
+    pub fn window_piece(&self, id: i64, skip_special: bool) -> Option<String> {
+        match &self.codec {
+            Codec::Hf { .. } => {
+                (!(skip_special && self.is_special(id))).then(|| self.piece(id).unwrap_or("").to_string())
+            }
+            Codec::Tekken(_) => self.window_pieces(&[id], skip_special).pop(),
+        }
+    }
+
+    /// `convert_tokens_to_string` over window pieces of one `skip_special`
+    /// setting: the tokenizer's decoder. For tekken, special token text is
+    /// dropped (but the four markers parsers read) and the rest joined; a
+    /// window holding `bytes` pieces is decoded as bytes, where an empty
+    /// piece (an id outside the vocabulary) reads as `<unk>`.
+    pub fn pieces_to_string(&self, pieces: &[String], skip_special: bool) -> String {
         if pieces.is_empty() {
             return String::new();
         }
-        if self.byte_level {
+        let byte_level = match &self.codec {
+            Codec::Hf { byte_level } => *byte_level,
+            Codec::Tekken(tekken) => {
+                let kept = pieces.iter().filter(|p| kept_special(p) || tekken.special_id(p).is_none());
+                if !(skip_special && pieces.iter().any(|p| p.starts_with('\u{FFFD}'))) {
+                    return kept.map(String::as_str).collect();
+                }
+                let unk = if tekken.special_id("<unk>").is_some() { "<unk>" } else { "" };
+                let mut bytes = Vec::new();
+                for piece in kept {
+                    match piece.strip_prefix('\u{FFFD}') {
+                        Some(byte_level) => byte_level_piece(byte_level, &mut bytes),
+                        None if piece.is_empty() => bytes.extend_from_slice(unk.as_bytes()),
+                        None => bytes.extend_from_slice(piece.as_bytes()),
+                    }
+                }
+                return String::from_utf8_lossy(&bytes).into_owned();
+            }
+        };
+        if byte_level {
             let mut bytes = Vec::with_capacity(pieces.iter().map(String::len).sum());
             for p in pieces {
                 byte_level_piece(p, &mut bytes);
@@ -279,10 +456,18 @@ impl Model {
     /// tiktoken's `decode_bytes` gives them; `false` for an id outside the
     /// vocabulary or a tokenizer that is not byte-level.
     pub fn token_bytes(&self, id: i64, out: &mut Vec<u8>) -> bool {
+        if let Codec::Tekken(tekken) = &self.codec {
+            let Some(id) = u32::try_from(id).ok().filter(|&i| (i as usize) < self.vocab_len) else { return false };
+            match tekken.token_bytes(id) {
+                Some(bytes) => out.extend_from_slice(bytes),
+                None => out.extend_from_slice(tekken.special_text(id).unwrap_or("").as_bytes()),
+            }
+            return true;
+        }
         let Some(piece) = self.piece(id) else { return false };
         if self.is_special(id) {
             out.extend_from_slice(piece.as_bytes());
-        } else if self.byte_level {
+        } else if matches!(self.codec, Codec::Hf { byte_level: true }) {
             byte_level_piece(piece, out);
         } else {
             return false;
@@ -292,6 +477,9 @@ impl Model {
 
     /// `tokenizer.encode(text, add_special_tokens=False)`.
     pub fn encode_plain(&self, text: &str) -> Vec<i64> {
+        if let Codec::Tekken(tekken) = &self.codec {
+            return tekken.encode(text).into_iter().map(i64::from).collect();
+        }
         self.tokenizer
             .encode(text, false)
             .map(|e| e.get_ids().iter().map(|&i| i64::from(i)).collect())
@@ -301,8 +489,31 @@ impl Model {
     /// `tokenizer.decode(ids)` with special tokens kept (ids must be known).
     pub fn decode(&self, ids: &[i64]) -> String {
         let ids: Vec<u32> = ids.iter().filter_map(|&i| u32::try_from(i).ok()).collect();
+        if let Codec::Tekken(tekken) = &self.codec {
+            return tekken.decode(&ids, true);
+        }
         self.tokenizer.decode(&ids, false).unwrap_or_default()
     }
+}
+
+/// GPT-2's `bytes_to_unicode` over `bytes`: the inverse of
+/// `byte_level_piece`, so raw bytes can sit in a window of strings.
+fn byte_level_string(bytes: &[u8]) -> String {
+    static TO_CHAR: std::sync::OnceLock<[char; 256]> = std::sync::OnceLock::new();
+    let to_char = TO_CHAR.get_or_init(|| {
+        let mut to_char = ['\0'; 256];
+        for (code, byte) in byte_level_table().iter().enumerate() {
+            if let (Some(b), Some(c)) = (byte, char::from_u32(code as u32)) {
+                to_char[*b as usize] = c;
+            }
+        }
+        to_char
+    });
+    bytes.iter().map(|&b| to_char[b as usize]).collect()
+}
+
+fn kept_special(text: &str) -> bool {
+    KEPT_SPECIALS.contains(&text)
 }
 
 fn special_list(special: &[bool], pieces: &[Option<String>]) -> Vec<(i64, String)> {

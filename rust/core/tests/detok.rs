@@ -99,6 +99,6 @@ fn byte_level_fast_path_matches_the_decoder() {
     let ids: Vec<u32> = (0..m.vocab_len as u32).step_by(7).collect();
     for pair in ids.windows(2) {
         let pieces: Vec<String> = pair.iter().map(|&i| m.tokenizer.id_to_token(i).unwrap()).collect();
-        assert_eq!(m.pieces_to_string(&pieces), decoder.decode(pieces.clone()).unwrap(), "{pieces:?}");
+        assert_eq!(m.pieces_to_string(&pieces, true), decoder.decode(pieces.clone()).unwrap(), "{pieces:?}");
     }
 }
