@@ -290,13 +290,14 @@ def test_the_tokenizers_own_files_pick_the_mistral_mode(tmp_path):
 
 
 def test_hf_mode_on_a_mistral_common_directory_is_accepted(tmp_path):
-    from derender.cli import _check_tokenizer
+    from derender.cli import _tokenizer_mode
 
     model = _model_copy(tmp_path, {"tekken.json": "{}", "consolidated.safetensors": b""})
     args = build_parser().parse_args(
         ["serve", model, "--tokenizer", model, "--tokenizer-mode", "HF", "--revision", "v1"]
     )
-    _check_tokenizer(args, model, model, model)  # hf mode on a local directory: nothing to refuse
+    # hf mode on a local directory: nothing to refuse
+    assert _tokenizer_mode(args, model, model, model) == "hf"
 
 
 def test_malformed_model_json_stops_the_server(tmp_path):

@@ -38,6 +38,7 @@ class Derenderer:
         tokenizer: str | None = None,
         revision: str | None = None,
         tokenizer_revision: str | None = None,
+        tokenizer_mode: str | None = None,
     ) -> None: ...
     def handle(
         self,
@@ -164,3 +165,10 @@ def parser_families(model: str | None = None) -> str:
     """JSON: {"tool": [...], "reasoning": [...]}, each row {"name", "aliases",
     "needs"} plus "fits" (null, or why the parser cannot serve `model`)."""
     ...
+
+def resolve_dirs(
+    model: str,
+    revision: str | None = None,
+    tokenizer: str | None = None,
+    tokenizer_revision: str | None = None,
+) -> tuple[str, str]: ...

@@ -194,7 +194,7 @@ def _add_serve_arguments(serve: argparse.ArgumentParser) -> None:
         help="how message content reaches the template: joined text (string) or a list of "
         "parts (openai); auto detects it from the template, as vLLM does",
     )
-    # Tokenizer choice: checked at startup (`_check_tokenizer`), never ignored.
+    # Tokenizer choice: checked at startup (`_tokenizer_mode`), never ignored.
     serve.add_argument(
         "--tokenizer",
         default=None,
@@ -430,7 +430,7 @@ def _load_chat_template(value: str | None) -> str | None:
 def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
-    from derender._native import Derenderer
+    from derender._native import Derenderer, resolve_dirs
 
     engine_only, refused = vllm_args.vllm_only(args)
     if refused:
@@ -442,10 +442,13 @@ def serve(args: argparse.Namespace) -> None:
     config = config_from_args(args)
     started = time.monotonic()
     try:  # Fail fast, with the reason, before uvicorn starts any worker.
+        model_dir, tokenizer_dir = resolve_dirs(
+            config.model, config.revision, config.tokenizer, config.tokenizer_revision
+        )
+        config.tokenizer_mode = _tokenizer_mode(args, config.model, model_dir, tokenizer_dir)
         core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
-    _check_tokenizer(args, config.model, core.model_path, core.tokenizer_path)
     try:
         user_middleware.load(config.middleware)
     except ValueError as exc:
@@ -543,12 +546,13 @@ def _auto_tokenizer_mode(
     return None
 
 
-def _check_tokenizer(
+def _tokenizer_mode(
     args: argparse.Namespace, model: str, model_dir: str, tokenizer_dir: str
-) -> None:
-    """vLLM chooses the tokenizer mode from `--tokenizer-mode` and, under `auto`,
-    from the tokenizer's files and the model's architecture; derender builds the hf
-    mode. Any other choice would change token ids, so it stops the server, naming it."""
+) -> str:
+    """The tokenizer mode to serve: vLLM chooses it from `--tokenizer-mode` and,
+    under `auto`, from the tokenizer's files and the model's architecture;
+    derender builds the hf mode. Any other choice would change token ids, so it
+    stops the server, naming it."""
     mode = (args.tokenizer_mode or "auto").lower()
     if mode not in ("auto", "hf"):
         raise SystemExit(
@@ -563,6 +567,7 @@ def _check_tokenizer(
             "which derender does not build; --tokenizer-mode hf renders with tokenizer.json "
             "and the chat template, as vLLM's hf mode does"
         )
+    return "hf"
 
 
 def hf_config(model_dir: str, hf_overrides: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,8 @@ class ServerConfig:
     revision: str | None = None
     tokenizer: str | None = None
     tokenizer_revision: str | None = None
+    # The tokenizer mode vLLM would pick (`hf`, or `mistral` for tekken).
+    tokenizer_mode: str = "hf"
     served_model_names: list[str] = field(default_factory=list)
     max_model_len: int | None = None
     max_logprobs: int = 20
@@ -100,6 +102,7 @@ class ServerConfig:
             "tokenizer": self.tokenizer,
             "revision": self.revision,
             "tokenizer_revision": self.tokenizer_revision,
+            "tokenizer_mode": self.tokenizer_mode,
             "stream_state_secret": self.stream_state_secret,
             "stream_state_accepted_secrets": self.stream_state_accepted_secrets,
         }

@@ -64,6 +64,10 @@ pub struct CompletionLogprobs {
 pub enum LogprobError {
     #[error("token id {0} cannot be decoded")]
     NegativeId(i64),
+    /// An id past a tekken vocabulary: tiktoken's `KeyError`, naming the
+    /// id's rank (the id minus the special count).
+    #[error("'Invalid token for decoding: {0}'")]
+    Undecodable(i64),
     /// Python's `json.dumps(allow_nan=False)` refuses NaN and infinities.
     #[error("Out of range float values are not JSON compliant")]
     NonFinite,
@@ -74,6 +78,9 @@ pub enum LogprobError {
 fn decode_one(model: &Model, id: i64) -> Result<(String, Option<Vec<u8>>), LogprobError> {
     if id < 0 {
         return Err(LogprobError::NegativeId(id));
+    }
+    if let Some(tekken) = model.tekken().filter(|_| !model.in_vocab(id)) {
+        return Err(LogprobError::Undecodable(id - tekken.num_special() as i64));
     }
     let Some(piece) = model.piece(id) else {
         return Ok((String::new(), None));

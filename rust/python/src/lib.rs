@@ -9,6 +9,7 @@ mod stream_parser;
 use std::sync::Arc;
 
 use derender_core::hub::Source;
+use derender_core::model::TokenizerMode;
 use derender_core::parse::{Kind, Registry};
 use derender_core::served::Flags;
 use derender_core::{Derenderer as Core, Model, Route, Settings, Stats};
@@ -54,6 +55,7 @@ impl Derenderer {
         tokenizer=None,
         revision=None,
         tokenizer_revision=None,
+        tokenizer_mode=None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -86,6 +88,7 @@ impl Derenderer {
         tokenizer: Option<String>,
         revision: Option<String>,
         tokenizer_revision: Option<String>,
+        tokenizer_mode: Option<&str>,
     ) -> PyResult<Self> {
         // `{name: class}` from `derender.plugins`; plugin names shadow built-ins.
         let mut registry = Registry::default();
@@ -105,8 +108,14 @@ impl Derenderer {
             Some(_) => return Err(PyValueError::new_err("--hf-overrides must be a JSON object")),
         };
         let source = Source { model: model.to_string(), revision, tokenizer, tokenizer_revision };
-        let loaded =
-            py.detach(|| Model::load_from(&source, &overrides)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let mode = match tokenizer_mode {
+            None | Some("hf") => TokenizerMode::Hf,
+            Some("mistral") => TokenizerMode::Mistral,
+            Some(other) => return Err(PyValueError::new_err(format!("unknown tokenizer mode {other:?}"))),
+        };
+        let loaded = py
+            .detach(|| Model::load_mode(&source, mode, &overrides))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let flags = Flags {
             served_model_names: served_model_names.filter(|n| !n.is_empty()).unwrap_or_else(|| vec![model.to_string()]),
             max_model_len,
@@ -308,6 +317,21 @@ impl CallStats {
 }
 
 /// The native routes, for the HTTP layer to mount.
+/// The model and tokenizer directories `derender serve` loads (local
+/// paths, or snapshots of the Hugging Face cache), before any file is read.
+#[pyfunction]
+#[pyo3(signature = (model, revision=None, tokenizer=None, tokenizer_revision=None))]
+fn resolve_dirs(
+    model: &str,
+    revision: Option<String>,
+    tokenizer: Option<String>,
+    tokenizer_revision: Option<String>,
+) -> PyResult<(String, String)> {
+    let source = Source { model: model.to_string(), revision, tokenizer, tokenizer_revision };
+    let (model, tokenizer) = source.resolve().map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((model.to_string_lossy().into_owned(), tokenizer.to_string_lossy().into_owned()))
+}
+
 #[pyfunction]
 fn native_routes() -> Vec<&'static str> {
     Route::ALL.iter().map(|r| r.path()).collect()
@@ -399,6 +423,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<stream_parser::StreamParser>()?;
     m.add_class::<plugin::PluginTokenizer>()?;
     m.add_function(wrap_pyfunction!(native_routes, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_dirs, m)?)?;
     m.add_function(wrap_pyfunction!(parser_families, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -139,6 +139,9 @@ impl Core {
                                 LogprobError::NegativeId(_) => {
                                     ApiError::bad_request("can't convert negative int to unsigned")
                                 }
+                                LogprobError::Undecodable(_) => {
+                                    ApiError::bad_request(format!("invalid stream_state: detokenization failed ({e})"))
+                                }
                                 other => logprob_error(other),
                             })?;
                     Some(logprobs::to_completion(

@@ -40,6 +40,14 @@ pub struct EngineTools {
     /// The argument text that names a call streams with it (PLaMo 3's
     /// `_handle_arg_chunk`).
     pub first_arg_chunk_streams: bool,
+    /// A call's name is final once its arguments start, the empty name too
+    /// (Mistral's `_accept_tool_name` and `_try_extract_name`).
+    pub empty_names: bool,
+    /// Batch arguments from a call's raw body where the family reads them
+    /// its own way (Mistral's `_extract_args_json`); `None`: the engine's.
+    pub batch_args: Option<fn(&str) -> String>,
+    /// A new call's id (`_ensure_tool_id`).
+    pub call_id: fn() -> String,
     /// Where the family's multi-token markers begin (`<|plamo:`): a marker
     /// cut short is dropped from argument chunks and from what the stream's
     /// end flushes (`_strip_unfinished_marker`).
@@ -165,6 +173,9 @@ impl EngineTools {
             supports_required_and_named: false,
             tool_header: None,
             first_arg_chunk_streams: false,
+            empty_names: false,
+            batch_args: None,
+            call_id: random_tool_call_id,
             unfinished_marker: None,
             config,
             text_after_calls: config.stream_text_after_calls,
@@ -234,7 +245,7 @@ impl EngineTools {
 
     /// `_accept_tool_name`: non-empty, and offered when names are validated.
     fn accept_name(&self, name: &str) -> bool {
-        if name.is_empty() {
+        if name.is_empty() && !self.empty_names {
             return false;
         }
         if !self.config.validate_tool_names || self.tools.is_empty() {
@@ -261,13 +272,16 @@ impl EngineTools {
         slot.name_sent = true;
         slot.string_keys = keys;
         if slot.id.is_empty() {
-            slot.id = random_tool_call_id();
+            slot.id = (self.call_id)();
         }
         DeltaToolCall::opening(idx as i64, slot.id.clone(), name, arguments)
     }
 
     /// `_try_extract_name`: `"name"\s*:\s*"([^"]*)"` in the raw body.
     fn try_extract_name(&self, idx: usize) -> Option<String> {
+        if self.empty_names {
+            return Some(self.slots[idx].name.clone());
+        }
         let args = &self.slots[idx].args;
         let mut from = 0;
         while let Some(i) = args[from..].find("\"name\"") {
@@ -549,7 +563,9 @@ impl EngineTools {
             }
             let mut name = slot.name.trim().to_string();
             let raw = slot.args.clone();
-            let args = if name.is_empty() && !raw.trim().is_empty() {
+            let args = if let Some(read) = self.batch_args.filter(|_| !raw.trim().is_empty()) {
+                read(&raw)
+            } else if name.is_empty() && !raw.trim().is_empty() {
                 let (n, a) = name_and_args(&raw);
                 name = n;
                 a
@@ -567,7 +583,7 @@ impl EngineTools {
                 continue;
             }
             if self.slots[idx].id.is_empty() {
-                self.slots[idx].id = random_tool_call_id();
+                self.slots[idx].id = (self.call_id)();
             }
             let arguments = self.fix_arg_types(&args, &name);
             calls.push(FunctionCall { id: Some(self.slots[idx].id.clone()), name, arguments });
@@ -637,6 +653,9 @@ impl ToolParser for EngineTools {
         fresh.tool_header = self.tool_header;
         fresh.first_arg_chunk_streams = self.first_arg_chunk_streams;
         fresh.unfinished_marker = self.unfinished_marker;
+        fresh.empty_names = self.empty_names;
+        fresh.batch_args = self.batch_args;
+        fresh.call_id = self.call_id;
         fresh.check_skip(ctx);
         fresh.reset(Some(State::Content));
         let model = fresh.model.clone();

@@ -1,6 +1,8 @@
-//! `mistral` tool calls for pre-v11 tokenizers (Mistral-7B-Instruct-v0.3
-//! served with `--tokenizer-mode hf`): `[TOOL_CALLS]` then a JSON list of
-//! `{"name": ..., "arguments": {...}}`, ids of 9 letters and digits.
+//! `mistral` tool calls and reasoning. On a v11+ vocabulary (`[ARGS]`)
+//! both run on vLLM's engine (`v11`). Here, tool calls for pre-v11
+//! tokenizers (Mistral-7B-Instruct-v0.3 served with `--tokenizer-mode hf`):
+//! `[TOOL_CALLS]` then a JSON list of `{"name": ..., "arguments": {...}}`,
+//! ids of 9 letters and digits.
 //!
 //! vLLM 0.33 routes this case of its engine-based `MistralParser` to the
 //! legacy path: batch `raw_decode`s the JSON after the marker; streaming
@@ -10,6 +12,8 @@
 //! answer (text after the calls, `tool_choice: "none"`), the batch answer
 //! wins, as everywhere in derender.
 
+mod v11;
+
 use serde_json::Value;
 
 use std::sync::Arc;
@@ -17,7 +21,8 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::model::Model;
-use crate::parse::family::{token_ids, Family, KeepSpecial, ToolFamily, ToolParserFactory};
+use crate::parse::engine::EngineReasoningFamily;
+use crate::parse::family::{token_ids, Family, KeepSpecial, ReasoningFamily, ToolFamily, ToolParserFactory};
 use crate::parse::Registry;
 use crate::parse::json_events::{raw_decode, JsonEvent, JsonEventParser};
 use crate::pycompat::json::{dumps, loads};
@@ -411,21 +416,28 @@ impl ToolParserFactory for Mistral {
 }
 
 fn load(model: &Model) -> Result<Arc<dyn ToolParserFactory>, String> {
-    let has = |t: &str| model.tokenizer.token_to_id(t).is_some();
-    // v11+ vocabularies take vLLM's engine path, not ported yet.
-    if ["[ARGS]", "[THINK]"].into_iter().any(has) {
-        return Err("only pre-v11 Mistral tokenizers (no [ARGS]/[THINK]) are supported".to_string());
-    }
     let [tool_calls_id] =
         token_ids(model, [TOOL_CALLS], "Mistral parser could not locate the tool call token in the tokenizer!")?;
-    Ok(Arc::new(Mistral { tool_calls_id }))
+    // `_is_pre_v11_tokeniser`: a tekken version, else `[ARGS]` in the vocabulary.
+    let pre_v11 = match model.tekken() {
+        Some(tekken) => tekken.version < 11,
+        None => model.tokenizer.token_to_id(v11::ARGS).is_none(),
+    };
+    if pre_v11 {
+        Ok(Arc::new(Mistral { tool_calls_id }))
+    } else {
+        Ok(Arc::new(v11::Tools))
+    }
 }
 
-static TOOLS: ToolFamily =
-    Family { names: &["mistral"], needs: "[TOOL_CALLS] as one token; a pre-v11 vocabulary (no [ARGS], [THINK])", load };
+static TOOLS: ToolFamily = Family { names: &["mistral"], needs: "[TOOL_CALLS] as one token", load };
+
+static REASONING: ReasoningFamily =
+    Family { names: &["mistral"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(v11::reasoning))) };
 
 pub(super) fn register(registry: &mut Registry) {
     registry.tool_family(&TOOLS);
+    registry.reasoning_family(&REASONING);
 }
 
 /// Mistral's guided schema for a forced choice on pre-v11 tokenizers
