@@ -76,6 +76,11 @@ pub trait ToolParserFactory: Send + Sync {
     fn unified(&self) -> Option<&dyn UnifiedFactory> {
         None
     }
+    /// Render constrains the output with the tokenizer's own grammar when
+    /// it has one (Mistral's, on a tekken tokenizer).
+    fn tokenizer_grammar(&self) -> bool {
+        false
+    }
 }
 
 /// Makes a fresh reasoning parser.

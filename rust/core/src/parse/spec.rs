@@ -250,6 +250,12 @@ impl ParserSpec {
     /// template cannot guarantee strict tools, forced or named calls, or a
     /// single call). `tools_given`: the request lists tools (hosted ones
     /// count); `strict` / `named`: as the raw request says.
+    /// The tool parser builds a Mistral tokenizer's own grammar at render
+    /// (`MistralParser.adjust_request` on a tokenizer with grammars).
+    pub fn tokenizer_grammar(&self) -> bool {
+        self.tool.as_ref().is_some_and(|t| t.tokenizer_grammar())
+    }
+
     pub fn check_request(
         &self,
         ctx: &ChatContext,

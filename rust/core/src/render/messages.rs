@@ -232,6 +232,23 @@ pub fn developer_as_system(conversation: Vec<Value>) -> Vec<Value> {
     std::iter::once(Value::Object(merged)).chain(rest).collect()
 }
 
+/// The request's messages after vLLM's `_postprocess_messages`, which
+/// parses assistant tool-call arguments in place (the Mistral renderer
+/// hands these dicts to mistral_common).
+pub fn with_parsed_arguments(messages: &[Value]) -> Result<Vec<Value>, ApiError> {
+    let mut out = messages.to_vec();
+    for m in out.iter_mut().filter_map(Value::as_object_mut) {
+        if m.get("role").and_then(Value::as_str) != Some("assistant") {
+            continue;
+        }
+        if let Some(Value::Array(calls)) = m.get("tool_calls") {
+            let parsed = tool_calls(calls)?;
+            m.insert("tool_calls".into(), Value::Array(parsed));
+        }
+    }
+    Ok(out)
+}
+
 /// `_postprocess_messages`: tool-call arguments become objects.
 fn tool_calls(calls: &[Value]) -> Result<Vec<Value>, ApiError> {
     let mut out = Vec::with_capacity(calls.len());

@@ -4,6 +4,7 @@
 mod anthropic;
 mod anthropic_check;
 mod messages;
+mod mistral;
 mod responses;
 pub mod sampling;
 mod tokenize;
@@ -17,6 +18,7 @@ use crate::parse::ToolChoice;
 use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::served::Core;
 use crate::structured;
+use crate::tekken::Tekken;
 use crate::template::harmony::{self, Harmony};
 pub use crate::template::{ChatTemplate, TemplateError};
 use crate::wire::request::{request_fields, request_prechecks, Api, Obj, OutputOptions};
@@ -266,8 +268,10 @@ impl Core {
         let ctx = ChatContext::from_request(o, &self.settings.template_defaults);
         let parser = self.settings.parser.as_ref();
         let has_tool_parser = parser.is_some_and(|p| p.has_tool());
-        // Harmony renders any tool choice (`tool_parsing_unavailable`).
-        if !has_tool_parser && self.harmony.is_none() {
+        let tekken = self.model.tekken();
+        // Harmony renders any tool choice (`tool_parsing_unavailable`), so
+        // does a Mistral tokenizer.
+        if !has_tool_parser && self.harmony.is_none() && tekken.is_none() {
             match &ctx.tool_choice {
                 ToolChoice::Auto if !parser.is_some_and(|p| p.enable_auto_tools) => {
                     return Err(ApiError::bad_request(
@@ -293,13 +297,16 @@ impl Core {
             Some(v) => (Some(v), "max_completion_tokens"),
             None => (opt_i64(o, "max_tokens"), "max_tokens"),
         };
-        let (ids, offsets) = match &self.harmony {
-            Some(harmony) => {
+        let (ids, offsets) = match (&self.harmony, tekken) {
+            (None, Some(tekken)) => {
+                (self.mistral_prompt(o, tekken, tools.map(Vec::as_slice), max_out, max_param)?, Value::Null)
+            }
+            (Some(harmony), _) => {
                 let effort = o.get("reasoning_effort").and_then(Value::as_str);
                 let effort = effort.map(|e| self.settings.template_defaults.effort(e));
                 (harmony_chat_prompt(harmony, o, tools.map(Vec::as_slice), effort)?, Value::Null)
             }
-            None => {
+            (None, None) => {
                 let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
                 if !self.settings.trust_request_chat_template
                     && (o.get("chat_template").is_some_and(|v| !v.is_null())
@@ -336,8 +343,15 @@ impl Core {
         }
         let request_format = structured::request_format(params.as_ref());
         let prompt_ids: Vec<i64> = ids.iter().map(|&i| i64::from(i)).collect();
+        // A Mistral tokenizer's own grammar (`MistralParser.adjust_request`).
+        let mistral = match (tekken, parser) {
+            (Some(tekken), Some(p)) if p.tokenizer_grammar() => {
+                Some(mistral::adjust(tekken, o, tools.map(Vec::as_slice))?)
+            }
+            _ => None,
+        };
         let mut grammar = None;
-        if let Some(p) = parser {
+        if let (Some(p), None) = (parser, &mistral) {
             let strict = ctx.tools.iter().any(crate::parse::is_strict_tool);
             let named = matches!(ctx.tool_choice, ToolChoice::Named(_));
             p.check_request(&ctx, !ctx.tools.is_empty(), strict, named)?;
@@ -350,8 +364,11 @@ impl Core {
                 model: &self.model,
             })?;
         }
-        let (keep_special, structured) =
-            parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None));
+        let (keep_special, structured) = match &mistral {
+            Some(mistral::Adjusted::Grammar(params)) => (false, Some(params.clone())),
+            Some(mistral::Adjusted::Kept) => (true, None),
+            None => parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None)),
+        };
         // A parser's own grammar replaces the request's constraint.
         let structured = match &grammar {
             Some(g) => Some(structured::params(None, Some(g.structural_tag.clone()))),
@@ -369,8 +386,13 @@ impl Core {
         self.verify_sampling(&sampling)?;
         // `resolve_reasoning_ended`: a grammar from the message start covers
         // the reasoning (`_grammar_from_parser`).
-        let reasoning_ended = if !ctx.include_reasoning || grammar.is_some_and(|g| g.from_message_start) {
+        let reasoning_ended = if !ctx.include_reasoning
+            || grammar.is_some_and(|g| g.from_message_start)
+            || matches!(mistral, Some(mistral::Adjusted::Grammar(_)))
+        {
             Some(true)
+        } else if let (Some(tekken), Some(_)) = (tekken, &mistral) {
+            Some(mistral::reasoning_ended(tekken, &ids))
         } else if let Some(p) = parser.filter(|_| has_reasoning) {
             let built = p.build(&ctx, &self.model);
             let ended = built.reasoning_end(&prompt_ids);
@@ -402,6 +424,67 @@ impl Core {
         );
         request["token_offsets"] = offsets;
         Ok(request)
+    }
+
+    /// The chat prompt of a Mistral tokenizer (`MistralRenderer`): the
+    /// render-only checks, vLLM's pass over the messages, mistral_common's
+    /// encoding, then truncation as `TokenizeParams` applies it to ids.
+    fn mistral_prompt(
+        &self,
+        o: &Obj,
+        tekken: &Tekken,
+        tools: Option<&[Value]>,
+        max_out: Option<i64>,
+        max_param: &str,
+    ) -> Result<Vec<u32>, ApiError> {
+        let raw = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        let cut = mistral::truncate_call_ids(raw)?;
+        mistral::check_request_params(o)?;
+        self.check_output_budget(max_out, max_param)?;
+        let max_input = self.settings.max_model_len as i64;
+        let truncate = opt_i64(o, "truncate_prompt_tokens");
+        if let Some(t) = truncate.filter(|&t| t > max_input) {
+            return Err(ApiError::invalid_param(
+                format!("truncate_prompt_tokens={t} cannot be greater than max_model_len = {max_input}. Please request a smaller truncation size. (parameter=truncate_prompt_tokens, value={t})"),
+                "truncate_prompt_tokens",
+            ));
+        }
+        let mut ids = self.mistral_ids(o, tekken, &cut, tools)?;
+        if let Some(t) = truncate {
+            let keep = if t < 0 {
+                if max_out == Some(0) {
+                    max_input
+                } else {
+                    (max_input - 1).max(0)
+                }
+            } else {
+                t
+            } as usize;
+            if keep < ids.len() {
+                let left = o.get("truncation_side").and_then(Value::as_str).is_none_or(|side| side == "left");
+                ids = if left { ids[ids.len() - keep..].to_vec() } else { ids[..keep].to_vec() };
+            }
+        }
+        Ok(ids)
+    }
+
+    /// `MistralTokenizer.apply_chat_template` over the request's messages
+    /// (as `/tokenize` also renders them).
+    pub(crate) fn mistral_ids(
+        &self,
+        o: &Obj,
+        tekken: &Tekken,
+        messages: &[Value],
+        tools: Option<&[Value]>,
+    ) -> Result<Vec<u32>, ApiError> {
+        if crate::wire::chat_fields::has_media_part(o) {
+            let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
+            return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
+        }
+        let messages = messages::with_parsed_arguments(messages)?;
+        let add_generation_prompt = o.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(true);
+        let continue_final = o.get("continue_final_message").and_then(Value::as_bool).unwrap_or(false);
+        mistral::prompt_ids(tekken, &messages, tools, add_generation_prompt, continue_final)
     }
 
     /// Tokenize a text prompt as vLLM's `TokenizeParams` does: truncated to
@@ -436,6 +519,9 @@ impl Core {
         // `truncation_side="left"`, whatever its config says.
         let left = requested_side.is_none_or(|side| side == "left");
         let (text, trimmed) = self.pre_trim(text, truncate.is_some(), requested_side)?;
+        if let Some(tekken) = self.model.tekken() {
+            return self.encode_tekken_prompt(tekken, text, add_special, keep, requested_side);
+        }
         let tokenizer = &self.model.tokenizer;
         let failed = |e: tokenizers::Error| ApiError::bad_request(format!("tokenization failed: {e}"));
         let mut encoding = tokenizer.encode_char_offsets(text, false).map_err(failed)?;
@@ -462,6 +548,35 @@ impl Core {
             Value::Null
         };
         Ok((ids, offsets))
+    }
+
+    /// `encode_prompt` for a tekken tokenizer (vLLM's Mistral tokenizer):
+    /// `<s>` then the text's ids, truncated as the tokenizer truncates
+    /// (from the left, room kept for `<s>`) or from the requested side. It
+    /// has no offset mapping: `token_offsets` stays null.
+    fn encode_tekken_prompt(
+        &self,
+        tekken: &Tekken,
+        text: &str,
+        add_special: bool,
+        keep: Option<usize>,
+        requested_side: Option<&str>,
+    ) -> Result<(Vec<u32>, Value), ApiError> {
+        let left = requested_side.is_none_or(|side| side == "left");
+        let mut ids = tekken.encode(text);
+        if let (Some(max), None) = (keep, requested_side) {
+            let room = max.saturating_sub(usize::from(add_special));
+            if ids.len() > room {
+                ids.drain(..ids.len() - room);
+            }
+        }
+        if add_special {
+            ids.insert(0, tekken.special_id("<s>").unwrap_or(1));
+        }
+        if let Some(max) = keep.filter(|&max| max < ids.len()) {
+            ids = if left { ids[ids.len() - max..].to_vec() } else { ids[..max].to_vec() };
+        }
+        Ok((ids, Value::Null))
     }
 
     /// `_text_len_check`: no text longer than the context times the longest
@@ -589,6 +704,9 @@ impl Core {
     }
 
     pub(crate) fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>, ApiError> {
+        if let Some(tekken) = self.model.tekken() {
+            return Ok(tekken_encode(tekken, text, add_special));
+        }
         self.model
             .tokenizer
             .encode(text, add_special)
@@ -627,7 +745,23 @@ impl Core {
             return Err(ApiError::bad_request("Beam search is not supported by the render endpoint"));
         }
         if o.get("suffix").is_some_and(|v| !v.is_null()) {
-            return Err(ApiError::bad_request("suffix is only supported for models with FIM completion rendering"));
+            // No renderer here writes fill-in-the-middle prompts.
+            let set = |key: &str| o.get(key).is_some_and(|v| !v.is_null());
+            let message = if truthy(o, "echo") {
+                "Echo is unsupported with suffix."
+            } else if set("prompt_embeds") {
+                "suffix is not supported with prompt_embeds"
+            } else if set("truncate_prompt_tokens") {
+                "suffix is not supported with truncate_prompt_tokens"
+            } else if o
+                .get("prompt")
+                .is_some_and(|p| p.is_string() || p.as_array().is_some_and(|l| l.iter().all(Value::is_string)))
+            {
+                "suffix is only supported for models with FIM completion rendering"
+            } else {
+                "suffix requires text prompt input for FIM completion rendering"
+            };
+            return Err(ApiError::invalid_param(message, "suffix"));
         }
         let requested = match o.get("max_tokens") {
             None | Some(Value::Null) => Some(16),
@@ -674,6 +808,15 @@ impl Core {
 /// `count_history_tool_calls`: tool calls in earlier assistant messages.
 /// `_make_request_with_harmony`: the chat request as Harmony messages
 /// (`tools`: the request's, unless left out for `tool_choice` "none").
+/// `MistralTokenizer.encode(text, add_special_tokens)`: `<s>` then the ids.
+fn tekken_encode(tekken: &Tekken, text: &str, add_special: bool) -> Vec<u32> {
+    let mut ids = tekken.encode(text);
+    if add_special {
+        ids.insert(0, tekken.special_id("<s>").unwrap_or(1));
+    }
+    ids
+}
+
 fn harmony_chat_prompt(
     harmony: &Harmony,
     o: &Obj,

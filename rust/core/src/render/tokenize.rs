@@ -32,6 +32,16 @@ impl Core {
         let ids = if let (true, Some(harmony)) = (chat, &self.harmony) {
             // vLLM's tokenize request carries no reasoning effort.
             super::harmony_chat_prompt(harmony, o, o.get("tools").and_then(Value::as_array).map(Vec::as_slice), None)?
+        } else if let (true, Some(tekken)) = (chat, self.model.tekken()) {
+            if o.get("chat_template").is_some_and(|v| !v.is_null())
+                || o.get("chat_template_kwargs").and_then(|k| k.get("chat_template")).is_some_and(|v| !v.is_null())
+            {
+                return Err(ApiError::bad_request("Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."));
+            }
+            let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+            let tools: Option<Vec<Value>> =
+                o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
+            self.mistral_ids(o, tekken, messages, tools.as_deref())?
         } else if chat {
             // vLLM's tokenization server is built without the effort map.
             let defaults =
@@ -72,6 +82,14 @@ impl Core {
         };
         let Some(tokens) = tokens.filter(|_| errs.is_empty()) else { return Err(errs.into_api_error()) };
         self.check_model(o.get("model").and_then(Value::as_str))?;
+        // tiktoken raises `KeyError` on an id past the tekken vocabulary
+        // (vLLM answers it 500; a 400 here, with its message).
+        if let Some(tekken) = self.model.tekken() {
+            if let Some(&id) = tokens.iter().find(|&&id| !self.model.in_vocab(id)) {
+                let rank = id - tekken.num_special() as i64;
+                return Err(ApiError::invalid_param(format!("'Invalid token for decoding: {rank}'"), "tokens"));
+            }
+        }
         Ok(json!({ "prompt": self.model.decode(&tokens) }))
     }
 }

@@ -60,7 +60,7 @@ pub fn request_params(o: &Map<String, Value>) -> Option<Value> {
 }
 
 /// The field `response_format` sets (`structured_outputs_from_response_format`).
-fn response_format_override(rf: &Map<String, Value>) -> Option<(&'static str, Value)> {
+pub(crate) fn response_format_override(rf: &Map<String, Value>) -> Option<(&'static str, Value)> {
     match rf.get("type").and_then(Value::as_str)? {
         "json_object" => Some(("json_object", Value::Bool(true))),
         "json_schema" => {

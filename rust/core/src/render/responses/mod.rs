@@ -249,12 +249,19 @@ impl Core {
                     && self.settings.exclude_tools_when_tool_choice_none;
                 // Hosted tools alone still give the template a (empty) tool list.
                 let template_tools = (given && !excluded).then_some(tools.as_slice());
-                let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
-                // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
-                // default (true), unlike chat: templates that write their own BOS get
-                // a second one, as vLLM renders them.
-                let (ids, offsets) = self.encode_prompt(&chat, &text, true, max_out)?;
-                (chat, conflict, ctx, ids, offsets)
+                if let Some(tekken) = self.model.tekken() {
+                    // mistral_common renders the converted messages.
+                    let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+                    let ids = self.mistral_ids(&chat, tekken, &messages, template_tools)?;
+                    (chat, conflict, ctx, ids, Value::Null)
+                } else {
+                    let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
+                    // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
+                    // default (true), unlike chat: templates that write their own BOS get
+                    // a second one, as vLLM renders them.
+                    let (ids, offsets) = self.encode_prompt(&chat, &text, true, max_out)?;
+                    (chat, conflict, ctx, ids, offsets)
+                }
             }
         };
         if self.harmony.is_none() {

@@ -161,6 +161,10 @@ impl ToolParserFactory for Tools {
     fn forced_schema_from_chat_request(&self) -> bool {
         true
     }
+
+    fn tokenizer_grammar(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
