@@ -772,3 +772,51 @@ def test_beam_named_custom_tool_is_its_shim():
     tag = json.loads(out["sampling_params"]["structured_outputs"]["structural_tag"])
     text = json.dumps(tag)
     assert "to=shell" in text and '<rfl:parameter name=\\"input\\">' in text
+
+
+def _mistral_core():
+    from conftest import MODEL_DIRS
+
+    from derender._native import Derenderer
+
+    return Derenderer(
+        str(MODEL_DIRS["models/magistral"]),
+        served_model_names=["magistral"],
+        tokenizer_mode="mistral",
+        reasoning_parser="mistral",
+        tool_call_parser="mistral",
+        enable_auto_tool_choice=True,
+    )
+
+
+def test_mistral_ids_past_the_vocabulary_are_400s_where_vllm_answers_500():
+    """vLLM's Mistral tokenizer raises tiktoken's `KeyError` on an id past the
+    tekken vocabulary wherever it decodes one alone (`/detokenize`, logprobs):
+    vLLM answers 500, derender 400 with the same message."""
+    core = _mistral_core()
+    status, out = post(core, "/detokenize", {"tokens": [131072]})
+    assert (status, out["error"]["message"]) == (400, "'Invalid token for decoding: 130072'")
+    ids = core.encode("Hi")
+    logprobs = {"content": [{"token_id": 131072, "logprob": -0.5, "rank": 1, "top_logprobs": []}]}
+    choice = {"index": 0, "token_ids": ids, "finish_reason": "stop", "logprobs": logprobs}
+    body = {
+        "generate_responses": [{"request_id": "b", "choices": [choice]}],
+        "completion_request": {"prompt": "x", "logprobs": 1},
+    }
+    status, out = post(core, CMPL, body)
+    assert (status, out["error"]["message"]) == (400, "'Invalid token for decoding: 130072'")
+
+
+def test_mistral_plain_streams_answer_a_chunk_that_ends_inside_a_character():
+    """With special tokens skipped, vLLM's Mistral tokenizer holds a split
+    character's pieces as `bytes`, which its stream state cannot serialize:
+    vLLM answers such a chunk 400 (`Object of type bytes is not JSON
+    serializable`). derender answers it, so the stream assembles to the batch
+    text."""
+    core = _mistral_core()
+    ids = core.encode("Sunny 🌤️ today")
+    answers = stream(
+        core, CMPL, one_token_chunks(ids), "completion_request", {"prompt": "x"}, prompt_ids=[1]
+    )
+    text = "".join(a["chunk"]["choices"][0]["text"] for a in answers)
+    assert text == "Sunny 🌤️ today"

@@ -248,11 +248,17 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
 @pytest.mark.parametrize(
     ("flags", "extra", "message"),
     [
-        (["--tokenizer-mode", "mistral"], {}, "--tokenizer-mode mistral: derender builds only"),
+        (["--tokenizer-mode", "deepseek_v4"], {}, "--tokenizer-mode deepseek_v4: derender builds"),
+        (["--tokenizer-mode", "mistral"], {}, "derender builds it for tekken tokenizers"),
+        (
+            [],
+            {"tokenizer.model.v3": b"", "consolidated.safetensors": b""},
+            "derender builds it for tekken tokenizers",
+        ),
         (
             [],
             {"tekken.json": "{}", "consolidated.safetensors": b""},
-            "vLLM uses its mistral (consolidated",
+            "tekken.json: no `config`",
         ),
         (
             ["--max-model-len", "4096"],
@@ -280,12 +286,13 @@ def test_a_tokenizer_choice_derender_cannot_honour_stops_the_server(
 
 def test_the_tokenizers_own_files_pick_the_mistral_mode(tmp_path):
     """vLLM's `auto` looks for mistral_common files where the tokenizer is: a
-    plain model with `--tokenizer` naming a mistral_common directory is refused."""
+    plain model with `--tokenizer` naming a mistral_common directory loads
+    that directory's tekken file (here a broken one, named at startup)."""
     from derender.cli import main
 
     tokenizer = _model_copy(tmp_path / "t", {"tekken.json": "{}", "consolidated.safetensors": b""})
     model = _model_copy(tmp_path / "m", {})
-    with pytest.raises(SystemExit, match=re.escape("vLLM uses its mistral (consolidated")):
+    with pytest.raises(SystemExit, match=re.escape("tekken.json: no `config`")):
         main(["serve", model, "--tokenizer", tokenizer, "--port", "1"])
 
 

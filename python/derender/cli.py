@@ -537,7 +537,9 @@ def _auto_tokenizer_mode(
     def has(pattern: str) -> bool:
         return bool(glob.glob(os.path.join(glob.escape(tokenizer_dir), pattern)))
 
-    if has("consolidated*.safetensors") and (has("tekken.json") or has("tokenizer.model.v*")):
+    # `tekken.json.gz`: derender reads gzip'd tokenizer files (vLLM does not).
+    tekken = has("tekken.json") or has("tekken.json.gz")
+    if has("consolidated*.safetensors") and (tekken or has("tokenizer.model.v*")):
         return "mistral (consolidated*.safetensors beside a mistral_common tokenizer)"
     architectures = hf_config(model_dir, hf_overrides).get("architectures") or []
     for arch in architectures if isinstance(architectures, list) else []:
@@ -551,16 +553,26 @@ def _tokenizer_mode(
 ) -> str:
     """The tokenizer mode to serve: vLLM chooses it from `--tokenizer-mode` and,
     under `auto`, from the tokenizer's files and the model's architecture;
-    derender builds the hf mode. Any other choice would change token ids, so it
-    stops the server, naming it."""
+    derender builds the hf mode and the mistral mode for tekken tokenizers. Any
+    other choice would change token ids, so it stops the server, naming it."""
     mode = (args.tokenizer_mode or "auto").lower()
-    if mode not in ("auto", "hf"):
+    if mode not in ("auto", "hf", "mistral"):
         raise SystemExit(
-            f"error: --tokenizer-mode {args.tokenizer_mode}: derender builds only the hf "
-            "tokenizer mode (auto picks it where vLLM does)"
+            f"error: --tokenizer-mode {args.tokenizer_mode}: derender builds the hf and "
+            "mistral tokenizer modes (auto picks them where vLLM does)"
         )
     overrides = args.hf_overrides or {}
     picked = _auto_tokenizer_mode(model_dir, tokenizer_dir, overrides) if mode == "auto" else None
+    if mode == "mistral" or (picked or "").startswith("mistral"):
+        if not any(
+            Path(tokenizer_dir, name).is_file() for name in ("tekken.json", "tekken.json.gz")
+        ):
+            raise SystemExit(
+                f"error: --tokenizer-mode {mode}: vLLM uses its mistral tokenizer mode for "
+                f"{model}; derender builds it for tekken tokenizers (tekken.json), and "
+                f"{tokenizer_dir} has none (a SentencePiece tokenizer.model.v*?)"
+            )
+        return "mistral"
     if picked:
         raise SystemExit(
             f"error: --tokenizer-mode auto: vLLM uses its {picked} tokenizer mode for {model}, "
@@ -604,6 +616,8 @@ def _startup_line(
         template = f"--chat-template {args.chat_template!r:.60}"
     if _model_type(core.model_path, args.hf_overrides or {}) == "gpt_oss":
         template = "Harmony (gpt_oss; no chat template is read)"
+    if config.tokenizer_mode == "mistral":
+        template = "mistral_common (tekken v13; no chat template is read)"
     host = f"[{args.host}]" if ":" in args.host else args.host
     scheme = "https" if args.ssl_certfile else "http"
     where = f"unix:{args.uds}" if args.uds else f"{scheme}://{host}:{args.port}"

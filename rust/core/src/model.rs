@@ -22,6 +22,9 @@ pub enum ModelError {
     Tekken(#[from] crate::tekken::TekkenError),
     #[error("tokenizer mode mistral: {0} has no tekken.json")]
     NoTekken(PathBuf),
+    /// Requests are rendered as mistral_common's `InstructTokenizerV13`.
+    #[error("tokenizer mode mistral: derender renders requests for tekken v13 tokenizers (Magistral, Mistral Small 3.2, Devstral); {0} is v{1}")]
+    TekkenVersion(PathBuf, u32),
     /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
     #[error("--hf-overrides: The text_config extracted from the model config does not have `num_attention_heads` attribute. This indicates a mismatch between the model config and vLLM's expectations. Please ensure that the model config is compatible with vLLM.")]
     TextConfig,
@@ -285,6 +288,9 @@ impl Model {
     fn load_tekken(dir: &Path, tok_dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
         let path = Tekken::find(tok_dir).ok_or_else(|| ModelError::NoTekken(tok_dir.to_path_buf()))?;
         let tekken = Tekken::load(&path)?;
+        if tekken.version != 13 {
+            return Err(ModelError::TekkenVersion(path, tekken.version));
+        }
         let (gen_config, config) = Self::read_configs(dir, hf_overrides)?;
         let vocab_len = tekken.vocab_size();
         let pieces: Vec<Option<String>> = (0..vocab_len as u32).map(|id| Some(tekken.piece(id))).collect();
@@ -477,13 +483,15 @@ impl Model {
 
     /// `tokenizer.encode(text, add_special_tokens=False)`.
     pub fn encode_plain(&self, text: &str) -> Vec<i64> {
+        self.encode_text(text).map(|ids| ids.into_iter().map(i64::from).collect()).unwrap_or_default()
+    }
+
+    /// The same as the tokenizer answers it, its error included.
+    pub fn encode_text(&self, text: &str) -> Result<Vec<u32>, String> {
         if let Codec::Tekken(tekken) = &self.codec {
-            return tekken.encode(text).into_iter().map(i64::from).collect();
+            return Ok(tekken.encode(text));
         }
-        self.tokenizer
-            .encode(text, false)
-            .map(|e| e.get_ids().iter().map(|&i| i64::from(i)).collect())
-            .unwrap_or_default()
+        self.tokenizer.encode(text, false).map(|e| e.get_ids().to_vec()).map_err(|e| e.to_string())
     }
 
     /// `tokenizer.decode(ids)` with special tokens kept (ids must be known).

@@ -206,9 +206,7 @@ impl Derenderer {
 
     /// Token ids of `text` (no special tokens added), as the tokenizer splits it.
     fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        py.detach(|| self.inner.core().model.tokenizer.encode(text, false))
-            .map(|e| e.get_ids().to_vec())
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        py.detach(|| self.inner.core().model.encode_text(text)).map_err(PyValueError::new_err)
     }
 
     /// `tokenizer.decode(ids)` with special tokens kept; unknown ids are skipped.

@@ -27,9 +27,7 @@ pub struct PluginTokenizer {
 impl PluginTokenizer {
     /// Token ids of `text`, no special tokens added.
     fn encode(&self, py: Python<'_>, text: &str) -> PyResult<Vec<u32>> {
-        py.detach(|| self.model.tokenizer.encode(text, false))
-            .map(|e| e.get_ids().to_vec())
-            .map_err(|e| PyValueError::new_err(e.to_string()))
+        py.detach(|| self.model.encode_text(text)).map_err(PyValueError::new_err)
     }
 
     /// The text of `ids`, special tokens kept.

@@ -51,6 +51,9 @@ impl Core {
         request: &OutputOptions,
         stats: &mut Stats,
     ) -> Result<(ChatChunk, Outgoing), ApiError> {
+        if self.model.tekken().is_some() && !self.tekken_decodes(req, opened.as_ref()) {
+            return Err(ApiError::bad_request(REPLAY_FAILED));
+        }
         let mut processor = stats.parsing(|| ChatStreamProcessor::new(spec.build(ctx, &self.model), ctx));
         // Without a secret a compact state is the client's word: whatever
         // it makes a parser do is that client's problem, never a 5xx.
@@ -64,6 +67,20 @@ impl Core {
             return run();
         }
         std::panic::catch_unwind(run).unwrap_or_else(|_| Err(ApiError::bad_request(REPLAY_FAILED)))
+    }
+
+    /// vLLM's Mistral tokenizer raises on an id past its vocabulary wherever
+    /// a parser stream decodes one: the prompt tail that seeds each replay,
+    /// and every output id, the history's included.
+    fn tekken_decodes(&self, req: &StreamRequest, opened: Option<&Opened>) -> bool {
+        let prompt = req.prompt_token_ids.as_deref().unwrap_or(&[]);
+        let tail = &prompt[prompt.len().saturating_sub(7)..];
+        let chunk = req.generate_chunk.choices.iter().flat_map(|c| c.token_ids.iter().flatten());
+        let history: &[i64] = match opened {
+            Some(Opened::Vllm(state)) => &state.output_token_ids,
+            _ => &[],
+        };
+        tail.iter().chain(chunk).chain(history).all(|&id| self.model.in_vocab(id))
     }
 
     /// Bring `processor` to where the stream stands.

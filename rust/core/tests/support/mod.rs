@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use derender_core::model::TokenizerMode;
 use derender_core::parse::Registry;
 use derender_core::served::Flags;
 use derender_core::{Derenderer, Model, Route, Settings};
@@ -62,7 +63,13 @@ pub fn derenderer_with_states(config_name: &str, stream_state: derender_core::st
     let c = config(config_name);
     let flags: Vec<String> =
         c["flags"].as_array().expect("flags").iter().map(|f| f.as_str().expect("flag").to_string()).collect();
-    let model = Model::load_dir(&model_dir(c["model"].as_str().expect("model"))).expect("model loads");
+    let dir = model_dir(c["model"].as_str().expect("model"));
+    // A fixture with a tekken file is served in the mistral mode, as
+    // `derender serve` picks it (`consolidated.safetensors` beside it).
+    let mode =
+        if derender_core::tekken::Tekken::find(&dir).is_some() { TokenizerMode::Mistral } else { TokenizerMode::Hf };
+    let source = derender_core::hub::Source::model(&dir.to_string_lossy());
+    let model = Model::load_mode(&source, mode, &Default::default()).expect("model loads");
     let flags = Flags {
         served_model_names: vec![c["served_model_name"].as_str().expect("name").to_string()],
         max_model_len: flag(&flags, "--max-model-len").map(|m| m.parse().expect("--max-model-len")),

@@ -209,8 +209,9 @@ fn name_error(name: &str) -> Refusal {
 const ID_ERROR: &str = "Tool call id must be a non-empty string other than 'null' for tokenizer version 13 or newer.";
 
 /// `MistralRequestValidatorV13` in test mode: the order of roles, tool
-/// calls paired with results, then each message, then each tool's name.
-pub fn validate(messages: &[Message], tool_names: &[&str]) -> Result<(), Refusal> {
+/// calls paired with results, then each message, then each tool's schema
+/// and name.
+pub fn validate(messages: &[Message], tools: &[(&str, Option<&Value>)]) -> Result<(), Refusal> {
     match messages {
         [] => return Err("Conversation must have at least one message".into()),
         [only] if !matches!(only, Message::User(_) | Message::System(_)) => {
@@ -286,10 +287,58 @@ pub fn validate(messages: &[Message], tool_names: &[&str]) -> Result<(), Refusal
             _ => {}
         }
     }
-    if let Some(name) = tool_names.iter().find(|n| !valid_function_name(n)) {
-        return Err(name_error(name));
+    for (name, parameters) in tools {
+        if let Some(bad) = parameters.and_then(bad_schema_type) {
+            return Err(format!(
+                "Invalid tool schema: {} is not valid under any of the given schemas",
+                repr_value(bad)
+            ));
+        }
+        if !valid_function_name(name) {
+            return Err(name_error(name));
+        }
     }
     Ok(())
+}
+
+/// A `type` that Draft 7's meta-schema refuses (a simple type name or a
+/// list of them), searched through the schema's subschemas in order
+/// (`Draft7Validator.check_schema`, for this keyword).
+fn bad_schema_type(schema: &Value) -> Option<&Value> {
+    const TYPES: [&str; 7] = ["array", "boolean", "integer", "null", "number", "object", "string"];
+    let o = schema.as_object()?;
+    for (key, value) in o {
+        let found = match key.as_str() {
+            "type" => {
+                let ok = match value {
+                    Value::String(t) => TYPES.contains(&t.as_str()),
+                    Value::Array(items) => items.iter().all(|t| t.as_str().is_some_and(|t| TYPES.contains(&t))),
+                    _ => false,
+                };
+                (!ok).then_some(value)
+            }
+            "properties" | "patternProperties" | "definitions" | "dependencies" => {
+                value.as_object().and_then(|m| m.values().find_map(bad_schema_type))
+            }
+            "items" | "allOf" | "anyOf" | "oneOf" => match value {
+                Value::Array(list) => list.iter().find_map(bad_schema_type),
+                other => bad_schema_type(other),
+            },
+            "additionalItems"
+            | "additionalProperties"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "not" => bad_schema_type(value),
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
 }
 
 /// The normalizer's content aggregation: text pieces of a run joined by
@@ -444,6 +493,11 @@ mod tests {
         )
         .expect("converts");
         validate(&messages, &[]).expect("valid");
+        let bad = json!({"type": "object", "properties": {"x": {"type": "nonsense"}}});
+        assert_eq!(
+            validate(&messages, &[("f", Some(&bad))]).expect_err("refused"),
+            "Invalid tool schema: 'nonsense' is not valid under any of the given schemas"
+        );
         let ids: Vec<String> = normalize(messages)
             .into_iter()
             .filter_map(|m| match m {

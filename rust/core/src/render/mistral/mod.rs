@@ -102,8 +102,9 @@ pub(crate) fn prompt_ids(
     let refused = |message: String| ApiError::bad_request(message);
     let converted = messages::convert(messages, continue_final).map_err(refused)?;
     let tools = tools.unwrap_or(&[]);
-    let names: Vec<&str> = tools.iter().map(|t| function_str(t, "name")).collect();
-    messages::validate(&converted, &names).map_err(refused)?;
+    let schemas: Vec<(&str, Option<&Value>)> =
+        tools.iter().map(|t| (function_str(t, "name"), t.get("function").and_then(|f| f.get("parameters")))).collect();
+    messages::validate(&converted, &schemas).map_err(refused)?;
     let normal = messages::normalize(converted);
     let tools_json = (!tools.is_empty()).then(|| tools_json(tools));
     encode::encode(tekken, &normal, tools_json.as_deref()).map_err(refused)

@@ -126,7 +126,11 @@ fn first_json_value(raw: &str) -> String {
 
 /// The reasoning side (`MistralParserReasoningAdapter`).
 pub fn reasoning(_ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
-    EngineReasoning::new(config(Reasoning::of(model)), model.clone())
+    let mut engine = EngineReasoning::new(config(Reasoning::of(model)), model.clone());
+    // vLLM hands the tool parser the ids after the last `[/THINK]`: a call
+    // before a think block in the same chunk reads as text.
+    engine.content_ids_after_last_end = true;
+    engine
 }
 
 /// The tool side (`MistralToolParser` on a v11+ vocabulary).
