@@ -32,9 +32,12 @@ def test_every_configs_tokenizer_info_is_vllms_key_for_key() -> None:
     failures = []
     for row in rows:
         model_dir = Path(MODEL_DIRS[CONFIGS[row["config"]]["model"]])
-        got = tokenizer_info(model_dir, str(model_dir), None)
+        # A tekken fixture is served in the mistral mode (`serve` picks it).
+        mistral = any((model_dir / n).is_file() for n in ("tekken.json", "tekken.json.gz"))
+        got = tokenizer_info(model_dir, str(model_dir), None, mistral=mistral)
         # vLLM was started with the relative `models/<dir>` as its model argument.
-        got["name_or_path"] = row["model"]
+        if "name_or_path" in got:
+            got["name_or_path"] = row["model"]
         if got != row["body"] or list(got) != list(row["body"]):
             failures.append(row["config"])
     assert len(rows) == len(CONFIGS)

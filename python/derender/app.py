@@ -369,7 +369,10 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
 
     if config.enable_tokenizer_info_endpoint:
         info = tokenizer_info(
-            Path(core.tokenizer_path), config.tokenizer or config.model, config.chat_template
+            Path(core.tokenizer_path),
+            config.tokenizer or config.model,
+            config.chat_template,
+            mistral=config.tokenizer_mode == "mistral",
         )
 
         async def tokenizer_info_route(request: Request) -> Response:

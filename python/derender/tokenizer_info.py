@@ -21,9 +21,14 @@ _QWEN2_FIRST = {
 }
 
 
-def tokenizer_info(model_dir: Path, name_or_path: str, chat_template: str | None) -> dict[str, Any]:
+def tokenizer_info(
+    model_dir: Path, name_or_path: str, chat_template: str | None, mistral: bool = False
+) -> dict[str, Any]:
     """The answer for the model in `model_dir` (`name_or_path`: the model argument
-    as given; `chat_template`: `--chat-template`'s text, which replaces the model's)."""
+    as given; `chat_template`: `--chat-template`'s text, which replaces the model's;
+    `mistral`: served in the mistral tokenizer mode, whose tokenizer vLLM names only)."""
+    if mistral:
+        return {"tokenizer_class": "MistralTokenizer"}
     config: dict[str, Any] = _read_json(model_dir / "tokenizer_config.json")
     hub_class = str(config.pop("tokenizer_class", "") or "").removesuffix("Fast")
     config.pop("init_inputs", None)
