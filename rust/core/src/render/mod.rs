@@ -426,6 +426,19 @@ impl Core {
         Ok(request)
     }
 
+    /// `truncate_prompt_tokens`, which may not exceed the context.
+    fn truncate_prompt_tokens(&self, o: &Obj) -> Result<Option<i64>, ApiError> {
+        let max_input = self.settings.max_model_len as i64;
+        let truncate = opt_i64(o, "truncate_prompt_tokens");
+        if let Some(t) = truncate.filter(|&t| t > max_input) {
+            return Err(ApiError::invalid_param(
+                format!("truncate_prompt_tokens={t} cannot be greater than max_model_len = {max_input}. Please request a smaller truncation size. (parameter=truncate_prompt_tokens, value={t})"),
+                "truncate_prompt_tokens",
+            ));
+        }
+        Ok(truncate)
+    }
+
     /// The chat prompt of a Mistral tokenizer (`MistralRenderer`): the
     /// render-only checks, vLLM's pass over the messages, mistral_common's
     /// encoding, then truncation as `TokenizeParams` applies it to ids.
@@ -442,13 +455,7 @@ impl Core {
         mistral::check_request_params(o)?;
         self.check_output_budget(max_out, max_param)?;
         let max_input = self.settings.max_model_len as i64;
-        let truncate = opt_i64(o, "truncate_prompt_tokens");
-        if let Some(t) = truncate.filter(|&t| t > max_input) {
-            return Err(ApiError::invalid_param(
-                format!("truncate_prompt_tokens={t} cannot be greater than max_model_len = {max_input}. Please request a smaller truncation size. (parameter=truncate_prompt_tokens, value={t})"),
-                "truncate_prompt_tokens",
-            ));
-        }
+        let truncate = self.truncate_prompt_tokens(o)?;
         let mut ids = self.mistral_ids(o, tekken, &cut, tools)?;
         if let Some(t) = truncate {
             let keep = if t < 0 {
@@ -505,13 +512,7 @@ impl Core {
         use tokenizers::PostProcessor;
         use tokenizers::TruncationDirection::{Left, Right};
         let max_input = self.settings.max_model_len as i64;
-        let truncate = opt_i64(o, "truncate_prompt_tokens");
-        if let Some(t) = truncate.filter(|&t| t > max_input) {
-            return Err(ApiError::invalid_param(
-                format!("truncate_prompt_tokens={t} cannot be greater than max_model_len = {max_input}. Please request a smaller truncation size. (parameter=truncate_prompt_tokens, value={t})"),
-                "truncate_prompt_tokens",
-            ));
-        }
+        let truncate = self.truncate_prompt_tokens(o)?;
         let longest = if max_output == Some(0) { max_input } else { (max_input - 1).max(0) };
         let keep = truncate.map(|t| if t < 0 { longest } else { t } as usize);
         let requested_side = o.get("truncation_side").and_then(Value::as_str);
