@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import MODEL_DIRS, REFERENCE
 
 from derender import Derenderer
-from derender.cli import build_parser, config_from_args
+from derender.cli import build_parser, config_from_args, settle_tokenizer_mode
 
 CHAT = "/v1/chat/completions/derender"
 CMPL = "/v1/completions/derender"
@@ -30,7 +30,9 @@ def config_core(config: str, *extra: str) -> Derenderer:
     c = json.loads((REFERENCE / "configs.json").read_text())[config]
     model = str(MODEL_DIRS[c["model"]])
     argv = ["serve", model, "--served-model-name", c["served_model_name"], *c["flags"], *extra]
-    server = config_from_args(build_parser().parse_args(argv))
+    args = build_parser().parse_args(argv)
+    server = config_from_args(args)
+    settle_tokenizer_mode(args, server)
     return Derenderer(server.model, **server.core_kwargs())
 
 

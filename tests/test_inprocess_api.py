@@ -28,7 +28,9 @@ CHAT = "/v1/chat/completions/derender"
 PARSER_CONFIGS = [f["config"] for f in FAMILIES.values()]
 # The normal run takes one stream in SAMPLE per config; the slow run all.
 SAMPLE = 1 if EXHAUSTIVE else 4
-UNSENT_ID = re.compile(r"chatcmpl-tool-[0-9a-f]{16}")
+# Unsent ids: vLLM's default shape, and Mistral's 9 letters and digits in a
+# call slot's `id` field.
+UNSENT_ID = re.compile(r'chatcmpl-tool-[0-9a-f]{16}|(?<="id":")[A-Za-z0-9]{9}(?=")')
 
 
 def chat_streams(config: str) -> list[dict]:
@@ -87,7 +89,8 @@ def state_text(state: dict, ids: dict[str, str]) -> str:
     text = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4)).decode()
     for ours, name in ids.items():
         text = text.replace(ours, name)
-    # A call a filter dropped (parallel_tool_calls: false) kept its unsent id.
+    # A call a filter dropped (parallel_tool_calls: false, a marker read as
+    # text) kept its unsent id.
     return UNSENT_ID.sub("<unsent>", text)
 
 

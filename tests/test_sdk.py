@@ -57,7 +57,11 @@ def core_for(config: str) -> Derenderer:
             kwargs[name] = kind(flags[i + 1])
         elif flag == "--enable-auto-tool-choice":
             kwargs["enable_auto_tool_choice"] = True
-    return Derenderer(str(MODEL_DIRS[c["model"]]), **kwargs)
+    # A tekken fixture is served in the mistral mode (`serve` picks it).
+    model = MODEL_DIRS[c["model"]]
+    if any((model / name).is_file() for name in ("tekken.json", "tekken.json.gz")):
+        kwargs["tokenizer_mode"] = "mistral"
+    return Derenderer(str(model), **kwargs)
 
 
 class InProcess:

@@ -430,7 +430,7 @@ def _load_chat_template(value: str | None) -> str | None:
 def serve(args: argparse.Namespace) -> None:
     import uvicorn
 
-    from derender._native import Derenderer, resolve_dirs
+    from derender._native import Derenderer
 
     engine_only, refused = vllm_args.vllm_only(args)
     if refused:
@@ -442,10 +442,7 @@ def serve(args: argparse.Namespace) -> None:
     config = config_from_args(args)
     started = time.monotonic()
     try:  # Fail fast, with the reason, before uvicorn starts any worker.
-        model_dir, tokenizer_dir = resolve_dirs(
-            config.model, config.revision, config.tokenizer, config.tokenizer_revision
-        )
-        config.tokenizer_mode = _tokenizer_mode(args, config.model, model_dir, tokenizer_dir)
+        settle_tokenizer_mode(args, config)
         core = Derenderer(config.model, **config.core_kwargs())  # type: ignore[arg-type]
     except ValueError as exc:
         raise SystemExit(f"error: cannot start: {exc}") from None
@@ -546,6 +543,17 @@ def _auto_tokenizer_mode(
         if arch in _ARCHITECTURE_MODES:
             return f"{_ARCHITECTURE_MODES[arch]} (architecture {arch})"
     return None
+
+
+def settle_tokenizer_mode(args: argparse.Namespace, config: ServerConfig) -> None:
+    """Set `config.tokenizer_mode` as `serve` chooses it, from the resolved model
+    and tokenizer directories (`ValueError` when they cannot be found)."""
+    from derender._native import resolve_dirs
+
+    model_dir, tokenizer_dir = resolve_dirs(
+        config.model, config.revision, config.tokenizer, config.tokenizer_revision
+    )
+    config.tokenizer_mode = _tokenizer_mode(args, config.model, model_dir, tokenizer_dir)
 
 
 def _tokenizer_mode(
