@@ -54,6 +54,7 @@ import json
 import random
 import re
 import sys
+import tempfile
 import zlib
 from pathlib import Path
 
@@ -68,10 +69,7 @@ DERENDER = "/v1/chat/completions/derender"
 CHAT_RENDER = "/v1/chat/completions/render"
 CMPL_RENDER = "/v1/completions/render"
 EOS, TOOL_CALLS, ARGS, THINK, END_THINK = 2, 9, 32, 34, 35
-DEFAULT_MODEL_DIRS = [
-    HERE.parent / "models" / "magistral",
-    Path("/work/shared/reference/models/magistral"),
-]
+DEFAULT_MODEL_DIR = HERE.parent / "models" / "magistral"
 
 TOOLS = [
     {
@@ -307,7 +305,15 @@ class Tok:
     def __init__(self, model_dir: Path):
         from mistral_common.tokens.tokenizers.tekken import Tekkenizer
 
-        self.tk = Tekkenizer.from_file(str(model_dir / "tekken.json"))
+        plain = model_dir / "tekken.json"
+        if plain.exists():
+            self.tk = Tekkenizer.from_file(str(plain))
+        else:  # the fixture ships it gzip'd; mistral_common reads it by name
+            with tempfile.TemporaryDirectory() as tmp:
+                unpacked = Path(tmp) / "tekken.json"
+                with gzip.open(model_dir / "tekken.json.gz", "rb") as src:
+                    unpacked.write_bytes(src.read())
+                self.tk = Tekkenizer.from_file(str(unpacked))
         self.special: dict[str, int] = {}
         for i in range(self.tk.num_special_tokens):
             self.special[self.tk.id_to_piece(i)] = i
@@ -899,16 +905,13 @@ def render_cases() -> list[tuple[str, str, object, list[str]]]:
 def find_model_dir(given: str | None) -> Path:
     if given:
         return Path(given)
-    for d in DEFAULT_MODEL_DIRS:
-        if (d / "tekken.json").exists():
-            return d
-    raise SystemExit("no magistral model dir found; pass --model-dir")
+    return DEFAULT_MODEL_DIR
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vllm", required=True, help="base URL of the running `vllm launch render`")
-    ap.add_argument("--model-dir", help="the magistral model dir (tekken.json); default: tests/models/magistral or the shared reference copy")
+    ap.add_argument("--model-dir", help="the magistral model dir (tekken.json); default: tests/models/magistral")
     ap.add_argument("--out", default=str(HERE / "goldens"))
     ap.add_argument("--only", choices=["all", "derender", "render", "reask"], default="all", help="record only one part (for trying things out)")
     args = ap.parse_args(argv)

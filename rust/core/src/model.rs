@@ -234,12 +234,7 @@ impl Model {
             .or_else(|| special_map.get("eos_token").and_then(token_text))
             .and_then(|t| tokenizer.token_to_id(t))
             .map(i64::from);
-        let mut model_eos_ids: HashSet<i64> = match gen_config.get("eos_token_id") {
-            Some(Value::Number(n)) => n.as_i64().into_iter().collect(),
-            Some(Value::Array(a)) => a.iter().filter_map(Value::as_i64).collect(),
-            _ => HashSet::new(),
-        };
-        model_eos_ids.extend(eos_token_id);
+        let model_eos_ids = model_eos_ids(&gen_config, eos_token_id);
 
         let config_max_len = derive_max_len(&config);
         let space_marker = metaspace_marker(&tokenizer);
@@ -306,12 +301,7 @@ impl Model {
             .map_err(|e| ModelError::Load { path: path.clone(), reason: e.to_string() })?;
         let tokenizer = Tokenizer::new(word_level);
         let eos_token_id = tekken.special_id("</s>").map(i64::from);
-        let mut model_eos_ids: HashSet<i64> = match gen_config.get("eos_token_id") {
-            Some(Value::Number(n)) => n.as_i64().into_iter().collect(),
-            Some(Value::Array(a)) => a.iter().filter_map(Value::as_i64).collect(),
-            _ => HashSet::new(),
-        };
-        model_eos_ids.extend(eos_token_id);
+        let model_eos_ids = model_eos_ids(&gen_config, eos_token_id);
         let mut special_tokens_map = serde_json::Map::new();
         for (key, text) in [("bos_token", "<s>"), ("eos_token", "</s>"), ("unk_token", "<unk>"), ("pad_token", "<pad>")]
         {
@@ -518,6 +508,17 @@ fn byte_level_string(bytes: &[u8]) -> String {
         to_char
     });
     bytes.iter().map(|&b| to_char[b as usize]).collect()
+}
+
+/// generation_config's `eos_token_id` (one or a list) plus the tokenizer's.
+fn model_eos_ids(gen_config: &Value, eos_token_id: Option<i64>) -> HashSet<i64> {
+    let mut ids: HashSet<i64> = match gen_config.get("eos_token_id") {
+        Some(Value::Number(n)) => n.as_i64().into_iter().collect(),
+        Some(Value::Array(a)) => a.iter().filter_map(Value::as_i64).collect(),
+        _ => HashSet::new(),
+    };
+    ids.extend(eos_token_id);
+    ids
 }
 
 fn kept_special(text: &str) -> bool {
