@@ -7,6 +7,10 @@ each answer would be neither."""
 
 from __future__ import annotations
 
+import gzip
+import json
+from pathlib import Path
+
 from calls import CHAT, PROMPT, assemble, batch, config_core, one_token_chunks, post, stream
 
 LLAMA_EOT = 128009
@@ -144,3 +148,51 @@ def test_glm_stream_loses_a_call_closed_with_the_think_block_in_one_chunk_as_vll
     assert [c["function"]["name"] for c in message["tool_calls"]] == ["f"]
     got = assemble(stream(core, CHAT, [(ids, "stop", None)], "chat_request", REQUEST))
     assert (got["reasoning"], got["content"], got["calls"]) == ("\nhmm", f"{call}\n\n\nbye", {})
+
+
+def test_holo2_stream_keeps_the_think_marker_and_the_blank_line_before_a_call_as_vllms():
+    """A first chunk that opens with `<think>` and goes on: vLLM's stream
+    keeps the marker in its reasoning (batch drops it), and then sends the
+    blank line between `</think>` and the call as content (batch drops that
+    too). Holo2's stream is vLLM's throughout; reading the marker as batch
+    and the blank line as vLLM left it neither answer. The chunks are the
+    golden `0208-think_tool` output cut every 22 tokens, and the expected
+    deltas are live vLLM 0.33.0's answers at those cuts."""
+    path = Path(__file__).parent / "reference/goldens/holo2.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        case = next(
+            c for c in map(json.loads, f) if c["id"].endswith("0208-think_tool-tools_auto-tok1")
+        )
+    first = case["calls"][0]["request"]
+    ids = [
+        i for c in case["calls"] for i in c["request"]["generate_chunk"]["choices"][0]["token_ids"]
+    ]
+    chunks = [(ids[i : i + 22], None, None) for i in range(0, len(ids), 22)]
+    chunks[-1] = (chunks[-1][0], "stop", None)
+    core = config_core("holo2")
+    answers = stream(
+        core,
+        CHAT,
+        chunks,
+        "chat_request",
+        first["chat_request"],
+        prompt_ids=first["prompt_token_ids"],
+    )
+    deltas = [a["chunk"]["choices"][0]["delta"] for a in answers]
+    sent = [(d.get("reasoning"), d.get("content")) for d in deltas]
+    assert sent[:2] == [
+        (
+            "<think>\nOkay, so compound interest works in three steps: setup, iteration,"
+            " and cleanup. Let me think",
+            None,
+        ),
+        (" about photosynthesis for a moment.\n", "\n\n"),
+    ]
+    got = assemble(answers)
+    assert [c["name"] for c in got["calls"].values()] == ["send_email"]
+    assert json.loads(got["calls"][0]["arguments"])["to"] == ["chen@example.com"]
+    message = batch(core, ids, first["chat_request"], prompt_ids=first["prompt_token_ids"])[
+        "message"
+    ]
+    assert not message["reasoning"].startswith("<think>")
+    assert message["content"] is None
