@@ -201,7 +201,8 @@ impl Model {
         let mut tokenizer = load_tokenizer(tok_dir)?;
         let tok_config = read_json(&tok_dir.join("tokenizer_config.json"))?;
         let special_map = read_json(&tok_dir.join("special_tokens_map.json"))?;
-        register_named_specials(&mut tokenizer, &tok_config, &special_map);
+        let fields = special_fields(&tok_config, &special_map);
+        register_named_specials(&mut tokenizer, &fields);
         let (gen_config, config) = Self::read_configs(dir, hf_overrides)?;
 
         let vocab_len = tokenizer.get_vocab_size(true);
@@ -215,25 +216,10 @@ impl Model {
                 }
             }
         };
-        for source in [&tok_config, &special_map] {
-            for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
-                if let Some(t) = source.get(key).and_then(token_text) {
-                    mark(t);
-                }
-            }
-            for key in ["additional_special_tokens", "extra_special_tokens"] {
-                if let Some(list) = source.get(key).and_then(Value::as_array) {
-                    list.iter().filter_map(token_text).for_each(&mut mark);
-                }
-            }
-        }
+        named_special_texts(&fields).for_each(&mut mark);
 
-        let eos_token_id = tok_config
-            .get("eos_token")
-            .and_then(token_text)
-            .or_else(|| special_map.get("eos_token").and_then(token_text))
-            .and_then(|t| tokenizer.token_to_id(t))
-            .map(i64::from);
+        let eos_token_id =
+            fields.get("eos_token").and_then(token_text).and_then(|t| tokenizer.token_to_id(t)).map(i64::from);
         let model_eos_ids = model_eos_ids(&gen_config, eos_token_id);
 
         let config_max_len = derive_max_len(&config);
@@ -244,9 +230,8 @@ impl Model {
         };
         let model_type = config.get("model_type").and_then(Value::as_str).map(str::to_string);
         let mut special_tokens_map = serde_json::Map::new();
-        for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
-            let text = tok_config.get(key).and_then(token_text).or_else(|| special_map.get(key).and_then(token_text));
-            if let Some(t) = text {
+        for key in NAMED_SPECIALS {
+            if let Some(t) = fields.get(key).and_then(token_text) {
                 special_tokens_map.insert(key.into(), Value::String(t.to_string()));
             }
         }
@@ -557,28 +542,57 @@ fn load_tokenizer(dir: &Path) -> Result<Tokenizer, ModelError> {
 /// does not list as added tokens are added as special ones, so text such as
 /// a template's `<s>` encodes as that one token (its vocabulary id when it
 /// has one).
-fn register_named_specials(tokenizer: &mut Tokenizer, tok_config: &Value, special_map: &Value) {
+fn register_named_specials(tokenizer: &mut Tokenizer, fields: &Map<String, Value>) {
     let added: HashSet<String> = tokenizer.get_added_tokens_decoder().values().map(|t| t.content.clone()).collect();
-    let mut missing: Vec<String> = Vec::new();
-    for source in [tok_config, special_map] {
-        for key in ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"] {
-            if let Some(t) = source.get(key).and_then(token_text) {
-                missing.push(t.to_string());
-            }
-        }
-        for key in ["additional_special_tokens", "extra_special_tokens"] {
-            if let Some(list) = source.get(key).and_then(Value::as_array) {
-                missing.extend(list.iter().filter_map(token_text).map(str::to_string));
-            }
-        }
-    }
     let mut seen = HashSet::new();
-    missing.retain(|t| !t.is_empty() && !added.contains(t) && seen.insert(t.clone()));
+    let missing: Vec<tokenizers::AddedToken> = named_special_texts(fields)
+        .filter(|t| !t.is_empty() && !added.contains(*t) && seen.insert(t.to_string()))
+        .map(|t| tokenizers::AddedToken::from(t, true))
+        .collect();
     if !missing.is_empty() {
-        let tokens: Vec<tokenizers::AddedToken> =
-            missing.into_iter().map(|t| tokenizers::AddedToken::from(t, true)).collect();
-        tokenizer.add_special_tokens(&tokens);
+        tokenizer.add_special_tokens(&missing);
     }
+}
+
+const NAMED_SPECIALS: [&str; 7] =
+    ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"];
+
+/// The special-token fields transformers 5 initialises a tokenizer with:
+/// `tokenizer_config.json`'s alone when it lists `added_tokens_decoder`,
+/// else those overridden key by key by the legacy `special_tokens_map.json`
+/// (`extra_special_tokens` merged). A pad token the two files disagree on
+/// is therefore skipped, or not, as vLLM skips it.
+fn special_fields(tok_config: &Value, special_map: &Value) -> Map<String, Value> {
+    let mut fields = tok_config.as_object().cloned().unwrap_or_default();
+    if fields.contains_key("added_tokens_decoder") {
+        return fields;
+    }
+    for (key, value) in special_map.as_object().into_iter().flatten() {
+        match (key.as_str(), value, fields.get_mut(key)) {
+            ("extra_special_tokens", Value::Array(new), Some(Value::Array(existing))) => {
+                for token in new {
+                    if !existing.contains(token) {
+                        existing.push(token.clone());
+                    }
+                }
+            }
+            _ => {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    fields
+}
+
+/// The texts of the named special tokens and the additional / extra lists
+/// (`all_special_tokens`).
+fn named_special_texts(fields: &Map<String, Value>) -> impl Iterator<Item = &str> {
+    let named = NAMED_SPECIALS.iter().filter_map(|key| fields.get(*key).and_then(token_text));
+    let lists = ["additional_special_tokens", "extra_special_tokens"]
+        .iter()
+        .filter_map(|key| fields.get(*key).and_then(Value::as_array))
+        .flat_map(|list| list.iter().filter_map(token_text));
+    named.chain(lists)
 }
 
 /// vLLM's `_get_and_verify_max_len`: the smallest length key the config
@@ -631,4 +645,30 @@ fn metaspace_marker(tokenizer: &Tokenizer) -> Option<char> {
         }
     }
     marker(tokenizer.get_pre_tokenizer()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{named_special_texts, special_fields};
+    use serde_json::json;
+
+    fn texts(config: serde_json::Value, map: serde_json::Value) -> Vec<String> {
+        named_special_texts(&special_fields(&config, &map)).map(str::to_string).collect()
+    }
+
+    #[test]
+    fn special_tokens_map_is_ignored_beside_an_added_tokens_decoder() {
+        // Kimi K2's fixture: its pad token is `[PAD]`, the map (copied from
+        // the base vocabulary) still says `<|endoftext|>`, which vLLM keeps.
+        let config = json!({"added_tokens_decoder": {}, "pad_token": "[PAD]", "eos_token": "<|im_end|>"});
+        let map = json!({"pad_token": {"content": "<|endoftext|>"}, "eos_token": "<|im_end|>"});
+        assert_eq!(texts(config, map), ["<|im_end|>", "[PAD]"]);
+    }
+
+    #[test]
+    fn special_tokens_map_overrides_a_legacy_config_key_by_key() {
+        let config = json!({"pad_token": "[PAD]", "bos_token": "<s>", "extra_special_tokens": ["<a>"]});
+        let map = json!({"pad_token": "<pad>", "extra_special_tokens": ["<a>", "<b>"]});
+        assert_eq!(texts(config, map), ["<s>", "<pad>", "<a>", "<b>"]);
+    }
 }

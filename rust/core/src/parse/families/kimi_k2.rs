@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::model::Model;
-use crate::parse::engine::{EngineReasoning, EngineReasoningFamily, EngineToolFamily};
+use crate::parse::engine::{EngineReasoning, EngineToolFamily, VllmStreamReasoningFamily};
 use crate::parse::family::{Family, ReasoningFamily, ToolFamily};
 use crate::structured::tool_tags::StrictLevel;
 use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool};
@@ -115,8 +115,12 @@ fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
     engine
 }
 
+// Streams follow vLLM's: it reads the prompt, and a tool section there
+// (a past call, with no turn marker in Kimi's engine config to stop the
+// scan) ends reasoning before the output starts, where batch still splits
+// reasoning out.
 static REASONING: ReasoningFamily =
-    Family { names: &["kimi_k2"], needs: "", load: |_| Ok(Arc::new(EngineReasoningFamily(reasoning))) };
+    Family { names: &["kimi_k2"], needs: "", load: |_| Ok(Arc::new(VllmStreamReasoningFamily(reasoning))) };
 
 static TOOLS: ToolFamily = Family {
     names: &["kimi_k2"],

@@ -159,13 +159,24 @@ struct Factory {
 
 impl ReasoningParserFactory for Factory {
     fn create(&self, ctx: &ChatContext, model: &Arc<Model>) -> Box<dyn ReasoningParser> {
-        let inner = EngineReasoning::switched(config, ctx.enable_thinking(), model);
+        let mut inner = EngineReasoning::switched(config, ctx.enable_thinking(), model);
+        // Granite's stream is vLLM's (see `stream_follows_vllm`), with
+        // vLLM's cut of the content after the last `</think>`.
+        inner.content_ids_after_last_end = self.granite;
         let force = forces_content(ctx);
         Box::new(Nemotron { inner, granite: self.granite, force, streamed: String::new(), content_started: false })
     }
 
     fn keep_special_tokens(&self) -> bool {
         true
+    }
+
+    /// Granite's template has no ChatML turn markers, so vLLM's stream reads
+    /// `is_reasoning_end` back through the whole prompt, where the tools'
+    /// instructions hold `<tool_call>`: its stream then starts in content
+    /// where batch answers reasoning, and keeps the text after calls.
+    fn stream_follows_vllm(&self) -> bool {
+        self.granite
     }
 }
 

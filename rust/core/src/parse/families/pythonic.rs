@@ -279,7 +279,13 @@ impl ToolParser for PythonicParser {
         if olmo3 || self.content_mode || self.called() || !self.starts_calls(&self.text) {
             return None;
         }
-        let delta = whole_answer(self.batch(&self.text));
+        let mut answer = self.batch(&self.text);
+        if !answer.tools_called {
+            // Chat serving keeps the text as generated when no call is
+            // read, not the parser's content (Llama 4's is unwrapped).
+            answer.content = Some(self.text.clone());
+        }
+        let delta = whole_answer(answer);
         if delta.as_ref().is_some_and(|d| !d.tool_calls.is_empty()) {
             self.mark_called();
         }

@@ -6,7 +6,9 @@
 //!
 //! Step-5 (`vllm/tool_parsers/step5_tool_parser.py`) has only a tool parser
 //! of its own (its reasoning is `deepseek_r1`'s): the Qwen3 grammar without
-//! thinking, keeping the content whitespace around calls.
+//! thinking, keeping the content whitespace around calls. Its stream sends
+//! the text between and after calls as vLLM's does: it has already sent the
+//! whitespace before a call that batch strips.
 
 use std::sync::{Arc, OnceLock};
 
@@ -35,7 +37,6 @@ pub fn step5_tool_config() -> &'static EngineConfig {
         turn_boundary_tokens: Vec::new(),
         drop_whitespace_only_content_before_tools: false,
         strip_content_whitespace_with_tools: false,
-        stream_text_after_calls: false,
         ..super::qwen3::qwen3_grammar(false)
     })
 }
