@@ -80,6 +80,7 @@ EOS = {
     "dots": 151674,
     "minicpm5": 151645,
     "hy_v4": 128257,
+    "step3p5": 151645,
     "hf_response_template": 151645,
     "beam": 151674,
     "gpt_oss": 200002,
