@@ -81,6 +81,7 @@ EOS = {
     "minicpm5": 151645,
     "hy_v4": 128257,
     "kimi_k2": 151645,
+    "step3p5": 151645,
     "hf_response_template": 151645,
     "beam": 151674,
     "gpt_oss": 200002,
