@@ -85,6 +85,8 @@ EOS = {
     "hf_response_template": 151645,
     "beam": 151674,
     "gpt_oss": 200002,
+    "llama4": 128262,
+    "granite_thinking": 151669,
 }
 TOK1_MAX = 120
 USER_PROMPT = "Please help me with this, using a tool if one fits."
