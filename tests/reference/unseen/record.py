@@ -46,6 +46,7 @@ EOS = {
     "deepseek_r1": 1,
     "deepseek_v3": 1,
     "deepseek_v31": 1,
+    "deepseek_v32": 1,
     "qwen3_coder": 151645,
     "llama3": 128009,
     "mistral": 2,
