@@ -22,6 +22,9 @@ pub struct ThinkParser {
     /// Markers in earlier chunks (vLLM looks for them in all ids so far).
     seen_start: bool,
     seen_end: bool,
+    /// Reasoning text went out before any start marker: batch (which drops
+    /// it) is out of reach, so a later marker stays, as in vLLM's stream.
+    sent_before_start: bool,
     /// vLLM's stream keeps a start marker inside a longer delta as
     /// reasoning text (`ReasoningParserFactory::stream_follows_vllm`).
     pub keeps_start_marker: bool,
@@ -30,7 +33,16 @@ pub struct ThinkParser {
 impl ThinkParser {
     pub fn new(start: &str, end: &str, start_id: i64, end_id: i64) -> ThinkParser {
         let (start, end) = (start.to_string(), end.to_string());
-        ThinkParser { start, end, start_id, end_id, seen_start: false, seen_end: false, keeps_start_marker: false }
+        ThinkParser {
+            start,
+            end,
+            start_id,
+            end_id,
+            seen_start: false,
+            seen_end: false,
+            sent_before_start: false,
+            keeps_start_marker: false,
+        }
     }
 
     /// `BaseThinkingReasoningParser.extract_reasoning_streaming`.
@@ -60,8 +72,10 @@ impl ThinkParser {
                 return split_at_end(d, start);
             }
             // vLLM keeps the literal start marker (and any text before it)
-            // when it arrives inside a longer delta; batch drops both.
-            if self.keeps_start_marker {
+            // when it arrives inside a longer delta; batch drops both. Once
+            // text before the marker has gone out, batch's answer (which
+            // drops it) is out of reach, so the stream keeps it as vLLM's.
+            if self.keeps_start_marker || self.sent_before_start {
                 return delta(Some(d.to_string()), None);
             }
             let start = d.find(&self.start).map_or(0, |i| i + self.start.len());
@@ -118,6 +132,8 @@ impl ReasoningParser for ThinkParser {
     /// start marker anywhere, text is reasoning until the end marker.
     fn extract_reasoning_streaming(&mut self, t: &Texts, ids: &Ids) -> Option<Delta> {
         let out = self.r1_streaming(t, ids);
+        let sent = out.as_ref().and_then(|d| d.reasoning.as_deref()).is_some_and(|r| !r.is_empty());
+        self.sent_before_start |= sent && !self.seen_start && !ids.delta.contains(&self.start_id);
         self.seen_start |= ids.delta.contains(&self.start_id);
         self.seen_end |= ids.delta.contains(&self.end_id);
         out
@@ -199,7 +215,7 @@ impl ReasoningParser for DeepSeekV3Reasoning {
     }
 }
 
-crate::impl_snapshot!(ThinkParser { seen_start, seen_end });
+crate::impl_snapshot!(ThinkParser { seen_start, seen_end, sent_before_start });
 
 impl super::Snapshot for DeepSeekV3Reasoning {
     fn save_state(&self) -> Result<serde_json::Value, super::SnapshotError> {
@@ -296,5 +312,44 @@ impl ReasoningParserFactory for ThinkFamily {
         }
         let inner = self.switch.on(ctx).then(|| self.parser());
         Box::new(DeepSeekV3Reasoning { inner, turn_start: self.turn_start })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ThinkParser;
+    use crate::parse::{Ids, Texts};
+
+    /// `(reasoning, content)` of each delta, R1's stream over `chunks` of
+    /// `(text, ids)`.
+    fn stream(chunks: &[(&str, &[i64])]) -> Vec<(Option<String>, Option<String>)> {
+        let mut parser = ThinkParser::new("<think>", "</think>", 1, 2);
+        let (mut text, mut ids) = (String::new(), Vec::new());
+        let mut out = Vec::new();
+        for (delta, delta_ids) in chunks {
+            let current = format!("{text}{delta}");
+            let current_ids: Vec<i64> = ids.iter().chain(delta_ids.iter()).copied().collect();
+            let t = Texts { previous: &text, current: &current, delta: delta };
+            let i = Ids { previous: &ids, current: &current_ids, delta: delta_ids };
+            let d = crate::parse::ReasoningParser::extract_reasoning_streaming(&mut parser, &t, &i);
+            out.push(d.map_or((None, None), |d| (d.reasoning, d.content)));
+            (text, ids) = (current, current_ids);
+        }
+        out
+    }
+
+    #[test]
+    fn a_start_marker_after_text_already_sent_stays_in_the_reasoning_as_vllms() {
+        // "Intro" went out as reasoning before `<think>` came inside a longer
+        // delta: batch drops both, so only vLLM's stream, which keeps the
+        // marker, can still be matched.
+        let got = stream(&[("Intro", &[10]), ("<think>why", &[1, 11]), ("</think>ok", &[2, 12])]);
+        let want = |r: &str| Some(r.to_string());
+        assert_eq!(got[0], (want("Intro"), None));
+        assert_eq!(got[1], (want("<think>why"), None));
+        assert_eq!(got[2], (want(""), want("ok")));
+        // Nothing sent before: the marker is dropped, as batch drops it.
+        let got = stream(&[("<think>why", &[1, 11]), ("</think>ok", &[2, 12])]);
+        assert_eq!(got[0], (want("why"), None));
     }
 }

@@ -14,7 +14,7 @@ use super::{Payload, StateError};
 /// The layout version of every state we issue. Bump it whenever a payload
 /// or a parser snapshot changes shape: older states are then refused with a
 /// clear error instead of being misread.
-pub const FORMAT: &str = "derender/7";
+pub const FORMAT: &str = "derender/8";
 
 /// The most bytes a decoded payload may have (a guard against giant states).
 const MAX_PAYLOAD_BYTES: usize = 64 << 20;
