@@ -329,7 +329,7 @@ mod tests {
         for (delta, delta_ids) in chunks {
             let current = format!("{text}{delta}");
             let current_ids: Vec<i64> = ids.iter().chain(delta_ids.iter()).copied().collect();
-            let t = Texts { previous: &text, current: &current, delta: delta };
+            let t = Texts { previous: &text, current: &current, delta };
             let i = Ids { previous: &ids, current: &current_ids, delta: delta_ids };
             let d = crate::parse::ReasoningParser::extract_reasoning_streaming(&mut parser, &t, &i);
             out.push(d.map_or((None, None), |d| (d.reasoning, d.content)));
