@@ -21,6 +21,7 @@ families!(
     apertus,
     beam,
     deepseek,
+    deepseek_v32,
     dots,
     ernie45,
     functiongemma,
