@@ -44,18 +44,22 @@ def derender_cases(corpus: str) -> list[dict]:
     ]
 
 
-@pytest.fixture(scope="module")
-def client() -> InProcess:
-    core = Derenderer(
+def v32_core(**extra: object) -> Derenderer:
+    """The fixture read in the hf mode, with the config's parsers."""
+    return Derenderer(
         str(HERE / "models" / "deepseek_v32"),
         served_model_names=[CONFIG["served_model_name"]],
         tokenizer_mode="hf",
         tool_call_parser="deepseek_v32",
         reasoning_parser="deepseek_v3",
         enable_auto_tool_choice=True,
-        stream_state_mode="replay",
+        **extra,
     )
-    return InProcess(core)
+
+
+@pytest.fixture(scope="module")
+def client() -> InProcess:
+    return InProcess(v32_core(stream_state_mode="replay"))
 
 
 @pytest.mark.parametrize("corpus", ["goldens", "unseen"])
@@ -82,15 +86,7 @@ def test_forced_and_strict_tool_choices_carry_xgrammars_deepseek_v3_2_tag() -> N
     or named, strict tools under auto), whatever builds the prompt: vLLM's
     recorded renders are compared on that field alone, the prompt here coming
     from a stand-in template."""
-    core = Derenderer(
-        str(HERE / "models" / "deepseek_v32"),
-        served_model_names=[CONFIG["served_model_name"]],
-        tokenizer_mode="hf",
-        tool_call_parser="deepseek_v32",
-        reasoning_parser="deepseek_v3",
-        enable_auto_tool_choice=True,
-        chat_template="{% for m in messages %}{{ m['content'] }}{% endfor %}",
-    )
+    core = v32_core(chat_template="{% for m in messages %}{{ m['content'] }}{% endfor %}")
     with gzip.open(PENDING / "goldens.jsonl.gz", "rt", encoding="utf-8") as f:
         cases = [json.loads(line) for line in f if line.strip()]
     compared = 0
