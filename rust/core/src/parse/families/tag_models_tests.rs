@@ -35,6 +35,7 @@ fn every_tag_model_vllm_names_is_registered() {
     let known = [
         "deepseek_r1",
         "deepseek_v3_1",
+        "deepseek_v3_2",
         "glm_4_7",
         "harmony",
         "hermes",
