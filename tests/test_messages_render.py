@@ -12,7 +12,8 @@ import gzip
 import json
 
 import pytest
-from conftest import MODEL_DIRS, REFERENCE
+from calls import config_core
+from conftest import REFERENCE
 
 from derender import Derenderer
 
@@ -32,16 +33,8 @@ CASES = load()
 
 
 def core_for(config: str) -> Derenderer:
-    c = CONFIGS[config]
-    flags = c["flags"]
-    value = lambda name: flags[flags.index(name) + 1] if name in flags else None  # noqa: E731
-    return Derenderer(
-        str(MODEL_DIRS[c["model"]]),
-        served_model_names=[c["served_model_name"]],
-        reasoning_parser=value("--reasoning-parser"),
-        tool_call_parser=value("--tool-call-parser"),
-        enable_auto_tool_choice="--enable-auto-tool-choice" in flags,
-    )
+    """The core `derender serve` builds for the config (its tokenizer mode too)."""
+    return config_core(config)
 
 
 def replay(core: Derenderer, record: dict) -> tuple[int, object]:

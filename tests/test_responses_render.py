@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import MODEL_DIRS
+from calls import config_core
 from families import PENDING_CONFIGS
 
 from derender import Derenderer
@@ -44,20 +44,8 @@ UNION_ERRORS = {
 
 
 def core_for(config: str) -> Derenderer:
-    c = CONFIGS[config]
-    kwargs: dict[str, object] = {"served_model_names": [c["served_model_name"]]}
-    flags = list(c["flags"])
-    while flags:
-        flag = flags.pop(0)
-        if flag == "--enable-auto-tool-choice":
-            kwargs["enable_auto_tool_choice"] = True
-        elif flag in ("--reasoning-parser", "--tool-call-parser"):
-            kwargs[flag[2:].replace("-", "_")] = flags.pop(0)
-        elif flag in ("--max-model-len", "--max-logprobs"):
-            kwargs[flag[2:].replace("-", "_")] = int(flags.pop(0))
-        else:
-            flags.pop(0)  # --tokenizer-mode hf: the only tokenizer mode here
-    return Derenderer(str(MODEL_DIRS[c["model"]]), **kwargs)
+    """The core `derender serve` builds for the config (its tokenizer mode too)."""
+    return config_core(config)
 
 
 def load(config: str) -> list[dict]:

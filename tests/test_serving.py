@@ -262,8 +262,8 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
         ),
         (
             ["--max-model-len", "4096"],
-            {"config.json": '{"architectures": ["DeepseekV32ForCausalLM"]}'},
-            "deepseek_v32 (architecture DeepseekV32ForCausalLM)",
+            {"config.json": '{"architectures": ["DeepseekV4ForCausalLM"]}'},
+            "deepseek_v4 (architecture DeepseekV4ForCausalLM)",
         ),
         (["--tokenizer", "/elsewhere"], {}, "cannot start: model `/elsewhere` is not a directory"),
         (["--revision", "v3"], {}, None),

@@ -15,6 +15,7 @@ from starlette.testclient import TestClient
 
 from derender import DEFAULT_MODEL_DIR
 from derender.app import create_app
+from derender.cli import _tokenizer_mode, build_parser
 from derender.config import ServerConfig
 from derender.tokenizer_info import tokenizer_info
 
@@ -32,9 +33,11 @@ def test_every_configs_tokenizer_info_is_vllms_key_for_key() -> None:
     failures = []
     for row in rows:
         model_dir = Path(MODEL_DIRS[CONFIGS[row["config"]]["model"]])
-        # A tekken fixture is served in the mistral mode (`serve` picks it).
-        mistral = any((model_dir / n).is_file() for n in ("tekken.json", "tekken.json.gz"))
-        got = tokenizer_info(model_dir, str(model_dir), None, mistral=mistral)
+        # In the tokenizer mode `serve` picks for the config (mistral, deepseek_v32).
+        flags = CONFIGS[row["config"]]["flags"]
+        args = build_parser().parse_args(["serve", str(model_dir), *flags])
+        mode = _tokenizer_mode(args, str(model_dir), str(model_dir), str(model_dir))
+        got = tokenizer_info(model_dir, str(model_dir), None, mode=mode)
         # vLLM was started with the relative `models/<dir>` as its model argument.
         if "name_or_path" in got:
             got["name_or_path"] = row["model"]

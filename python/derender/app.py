@@ -372,7 +372,7 @@ def create_app(config: ServerConfig, core: Derenderer | None = None) -> Starlett
             Path(core.tokenizer_path),
             config.tokenizer or config.model,
             config.chat_template,
-            mistral=config.tokenizer_mode == "mistral",
+            mode=config.tokenizer_mode,
         )
 
         async def tokenizer_info_route(request: Request) -> Response:

@@ -523,6 +523,10 @@ _ARCHITECTURE_MODES = {
 }
 
 
+# The modes derender builds (`--tokenizer-mode` values it accepts besides auto).
+_BUILT_MODES = ("hf", "mistral", "deepseek_v32")
+
+
 def _auto_tokenizer_mode(
     model_dir: str, tokenizer_dir: str, hf_overrides: dict[str, Any]
 ) -> str | None:
@@ -561,13 +565,14 @@ def _tokenizer_mode(
 ) -> str:
     """The tokenizer mode to serve: vLLM chooses it from `--tokenizer-mode` and,
     under `auto`, from the tokenizer's files and the model's architecture;
-    derender builds the hf mode and the mistral mode for tekken tokenizers. Any
-    other choice would change token ids, so it stops the server, naming it."""
+    derender builds the hf mode, the mistral mode for tekken tokenizers and the
+    deepseek_v32 mode. Any other choice would change token ids, so it stops the
+    server, naming it."""
     mode = (args.tokenizer_mode or "auto").lower()
-    if mode not in ("auto", "hf", "mistral"):
+    if mode not in ("auto", *_BUILT_MODES):
         raise SystemExit(
-            f"error: --tokenizer-mode {args.tokenizer_mode}: derender builds the hf and "
-            "mistral tokenizer modes (auto picks them where vLLM does)"
+            f"error: --tokenizer-mode {args.tokenizer_mode}: derender builds the "
+            f"{', '.join(_BUILT_MODES)} tokenizer modes (auto picks them where vLLM does)"
         )
     overrides = args.hf_overrides or {}
     picked = _auto_tokenizer_mode(model_dir, tokenizer_dir, overrides) if mode == "auto" else None
@@ -581,6 +586,8 @@ def _tokenizer_mode(
                 f"{tokenizer_dir} has none (a SentencePiece tokenizer.model.v*?)"
             )
         return "mistral"
+    if mode == "deepseek_v32" or (picked or "").startswith("deepseek_v32 "):
+        return "deepseek_v32"
     if picked:
         raise SystemExit(
             f"error: --tokenizer-mode auto: vLLM uses its {picked} tokenizer mode for {model}, "
@@ -626,6 +633,8 @@ def _startup_line(
         template = "Harmony (gpt_oss; no chat template is read)"
     if config.tokenizer_mode == "mistral":
         template = "mistral_common (tekken v13; no chat template is read)"
+    if config.tokenizer_mode == "deepseek_v32":
+        template = "DeepSeek-V3.2's encoder (deepseek_v32; no chat template is read)"
     host = f"[{args.host}]" if ":" in args.host else args.host
     scheme = "https" if args.ssl_certfile else "http"
     where = f"unix:{args.uds}" if args.uds else f"{scheme}://{host}:{args.port}"

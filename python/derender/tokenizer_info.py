@@ -22,12 +22,14 @@ _QWEN2_FIRST = {
 
 
 def tokenizer_info(
-    model_dir: Path, name_or_path: str, chat_template: str | None, mistral: bool = False
+    model_dir: Path, name_or_path: str, chat_template: str | None, mode: str = "hf"
 ) -> dict[str, Any]:
     """The answer for the model in `model_dir` (`name_or_path`: the model argument
     as given; `chat_template`: `--chat-template`'s text, which replaces the model's;
-    `mistral`: served in the mistral tokenizer mode, whose tokenizer vLLM names only)."""
-    if mistral:
+    `mode`: the tokenizer mode served: vLLM names the mistral one's tokenizer only,
+    and loads deepseek_v32's as a plain `TokenizersBackend` wrapped in its own class,
+    with `download_dir` among the kwargs it was loaded with)."""
+    if mode == "mistral":
         return {"tokenizer_class": "MistralTokenizer"}
     config: dict[str, Any] = _read_json(model_dir / "tokenizer_config.json")
     hub_class = str(config.pop("tokenizer_class", "") or "").removesuffix("Fast")
@@ -38,6 +40,8 @@ def tokenizer_info(
     jinja = model_dir / "chat_template.jinja"
     if "chat_template" not in config and jinja.is_file():
         config["chat_template"] = jinja.read_text(encoding="utf-8")
+    if mode == "deepseek_v32":
+        config["download_dir"] = None
     config["truncation_side"] = "left"  # vLLM loads generating models' tokenizers so
     if "additional_special_tokens" in config:
         config["extra_special_tokens"] = config.pop("additional_special_tokens")
@@ -52,6 +56,8 @@ def tokenizer_info(
     if chat_template:
         config["chat_template"] = chat_template
     cls = "TokenizersBackend"
+    if mode == "deepseek_v32":
+        return {"tokenizer_class": f"CachedDSV32{cls}", **_contents(config)}
     if hub_class == "Qwen2Tokenizer":
         cls = hub_class
         config = {**{k: config.get(k, d) for k, d in _QWEN2_FIRST.items()}, **config}

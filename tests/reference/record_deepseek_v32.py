@@ -41,8 +41,7 @@ re-asked as record_family.py does (served name swapped).
       --enable-auto-tool-choice --reasoning-parser deepseek_v3
     <python with tokenizers> tests/reference/record_deepseek_v32.py --vllm http://127.0.0.1:P
 
-writes <--out>/deepseek_v32.jsonl.gz (default tests/reference/goldens; the recorded corpus is kept
-as tests/reference/pending/deepseek_v32/goldens.jsonl.gz until derender serves the mode).
+writes <--out>/deepseek_v32.jsonl.gz (default tests/reference/goldens).
 """
 
 from __future__ import annotations

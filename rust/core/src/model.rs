@@ -68,6 +68,8 @@ pub struct Model {
     pub max_chars_per_token: usize,
     /// How ids become text: a Hugging Face tokenizer's decoder or tekken.
     codec: Codec,
+    /// The tokenizer mode it was loaded in (what writes chat prompts).
+    pub mode: TokenizerMode,
 }
 
 /// vLLM's tokenizer modes that derender builds.
@@ -78,6 +80,9 @@ pub enum TokenizerMode {
     Hf,
     /// `tekken.json` through mistral_common (`mistral`).
     Mistral,
+    /// `tokenizer.json` with DeepSeek-V3.2's prompt encoder in place of a
+    /// chat template (`deepseek_v32`).
+    DeepseekV32,
 }
 
 enum Codec {
@@ -170,10 +175,12 @@ impl Model {
         hf_overrides: &Map<String, Value>,
     ) -> Result<Model, ModelError> {
         let (model, tokenizer) = source.resolve()?;
-        match mode {
-            TokenizerMode::Hf => Self::load_dirs(&model, &tokenizer, hf_overrides),
-            TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides),
-        }
+        let mut loaded = match mode {
+            TokenizerMode::Hf | TokenizerMode::DeepseekV32 => Self::load_dirs(&model, &tokenizer, hf_overrides)?,
+            TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides)?,
+        };
+        loaded.mode = mode;
+        Ok(loaded)
     }
 
     pub fn load_dir(dir: &Path) -> Result<Model, ModelError> {
@@ -258,6 +265,7 @@ impl Model {
             special_tokens_map,
             max_chars_per_token,
             codec,
+            mode: TokenizerMode::Hf,
         })
     }
 
@@ -314,6 +322,7 @@ impl Model {
             special_tokens_map,
             max_chars_per_token,
             codec: Codec::Tekken(Box::new(tekken)),
+            mode: TokenizerMode::Mistral,
         })
     }
 

@@ -111,6 +111,7 @@ impl Derenderer {
         let mode = match tokenizer_mode {
             None | Some("hf") => TokenizerMode::Hf,
             Some("mistral") => TokenizerMode::Mistral,
+            Some("deepseek_v32") => TokenizerMode::DeepseekV32,
             Some(other) => return Err(PyValueError::new_err(format!("unknown tokenizer mode {other:?}"))),
         };
         let loaded = py

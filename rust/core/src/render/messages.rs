@@ -119,7 +119,13 @@ fn content_text(content: Option<&Value>, system: bool) -> String {
                     o.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_string)
                 }
                 Value::Object(o) => {
-                    let text = o.get("text").and_then(Value::as_str)?;
+                    // Thinking and refusal parts are text too, under their own key.
+                    let key = o
+                        .get("type")
+                        .and_then(Value::as_str)
+                        .filter(|kind| matches!(*kind, "thinking" | "refusal"))
+                        .unwrap_or("text");
+                    let text = o.get(key).and_then(Value::as_str)?;
                     if o.get("type").and_then(Value::as_str) == Some("text") {
                         strip(text)
                     } else {

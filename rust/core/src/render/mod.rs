@@ -3,6 +3,7 @@
 
 mod anthropic;
 mod anthropic_check;
+mod deepseek_v32;
 mod messages;
 mod mistral;
 mod responses;
@@ -318,7 +319,8 @@ impl Core {
                 }
                 self.check_output_budget(max_out, max_param)?;
                 let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
-                let add_special = o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
+                let tokenized = self.deepseek_v32_tokenized(&ctx);
+                let add_special = !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
                 self.encode_prompt(o, &text, add_special, max_out)?
             }
         };
@@ -485,8 +487,7 @@ impl Core {
         tools: Option<&[Value]>,
     ) -> Result<Vec<u32>, ApiError> {
         if crate::wire::chat_fields::has_media_part(o) {
-            let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
-            return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
+            return Err(self.not_multimodal());
         }
         let messages = messages::with_parsed_arguments(messages)?;
         let add_generation_prompt = o.get("add_generation_prompt").and_then(Value::as_bool).unwrap_or(true);
@@ -543,7 +544,8 @@ impl Core {
             ids = ids[range.clone()].to_vec();
             offsets = offsets[range].to_vec();
         }
-        let offsets = if truthy(o, "return_token_offsets") {
+        // Only vLLM's hf renderer produces offsets (`_can_produce_offsets`).
+        let offsets = if truthy(o, "return_token_offsets") && self.model.mode == crate::model::TokenizerMode::Hf {
             offsets.into_iter().map(|(start, end)| Value::from(vec![start + trimmed, end + trimmed])).collect()
         } else {
             Value::Null
@@ -641,6 +643,13 @@ impl Core {
                 )));
             }
         }
+        let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        if self.writes_deepseek_v32() {
+            if crate::wire::chat_fields::has_media_part(o) {
+                return Err(self.not_multimodal());
+            }
+            return self.deepseek_v32_prompt(messages, ctx, tools);
+        }
         let request_template = o.get("chat_template").and_then(Value::as_str);
         let owned;
         let template = match request_template {
@@ -654,15 +663,13 @@ impl Core {
                 )
             })?,
         };
-        let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
         if messages.is_empty() {
             return Err(ApiError::bad_request(
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
         }
         if crate::wire::chat_fields::has_media_part(o) {
-            let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
-            return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
+            return Err(self.not_multimodal());
         }
         let format = self.settings.content_format.unwrap_or(template.content_format);
         let mut conversation = messages::conversation(messages, format)?;
@@ -702,6 +709,12 @@ impl Core {
             }
         }
         Ok(text)
+    }
+
+    /// What a media part in a text-only model's messages gets.
+    fn not_multimodal(&self) -> ApiError {
+        let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
+        ApiError::bad_request(format!("{name} is not a multimodal model"))
     }
 
     pub(crate) fn encode(&self, text: &str, add_special: bool) -> Result<Vec<u32>, ApiError> {

@@ -29,15 +29,16 @@ impl Core {
             return Err(errs.into_api_error());
         }
         self.check_model(o.get("model").and_then(Value::as_str))?;
+        // `validate_chat_template`, whatever writes the prompt.
+        let untrusted = o.get("chat_template").is_some_and(|v| !v.is_null())
+            || o.get("chat_template_kwargs").and_then(|k| k.get("chat_template")).is_some_and(|v| !v.is_null());
+        if chat && untrusted && !self.settings.trust_request_chat_template {
+            return Err(ApiError::bad_request("Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."));
+        }
         let ids = if let (true, Some(harmony)) = (chat, &self.harmony) {
             // vLLM's tokenize request carries no reasoning effort.
             super::harmony_chat_prompt(harmony, o, o.get("tools").and_then(Value::as_array).map(Vec::as_slice), None)?
         } else if let (true, Some(tekken)) = (chat, self.model.tekken()) {
-            if o.get("chat_template").is_some_and(|v| !v.is_null())
-                || o.get("chat_template_kwargs").and_then(|k| k.get("chat_template")).is_some_and(|v| !v.is_null())
-            {
-                return Err(ApiError::bad_request("Chat template is passed with request, but --trust-request-chat-template is not set. Refused request with untrusted chat template."));
-            }
             let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
@@ -50,7 +51,8 @@ impl Core {
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
             let text = self.apply_chat_template(o, &ctx, tools.as_deref())?;
-            self.encode(&text, o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false))?
+            let tokenized = self.deepseek_v32_tokenized(&ctx);
+            self.encode(&text, !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false))?
         } else {
             let prompt = o.get("prompt").and_then(Value::as_str).unwrap_or("");
             self.encode(prompt, o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(true))?
