@@ -523,8 +523,10 @@ _ARCHITECTURE_MODES = {
 }
 
 
+# Modes whose chat prompts DeepSeek's encoders write (tokenizer.json for the rest).
+_ENCODER_MODES = ("deepseek_v32", "deepseek_v4")
 # The modes derender builds (`--tokenizer-mode` values it accepts besides auto).
-_BUILT_MODES = ("hf", "mistral", "deepseek_v32")
+_BUILT_MODES = ("hf", "mistral", *_ENCODER_MODES)
 
 
 def _auto_tokenizer_mode(
@@ -566,7 +568,7 @@ def _tokenizer_mode(
     """The tokenizer mode to serve: vLLM chooses it from `--tokenizer-mode` and,
     under `auto`, from the tokenizer's files and the model's architecture;
     derender builds the hf mode, the mistral mode for tekken tokenizers and the
-    deepseek_v32 mode. Any other choice would change token ids, so it stops the
+    DeepSeek V3.2 and V4 encoder modes. Any other choice would change token ids, so it stops the
     server, naming it."""
     mode = (args.tokenizer_mode or "auto").lower()
     if mode not in ("auto", *_BUILT_MODES):
@@ -586,8 +588,9 @@ def _tokenizer_mode(
                 f"{tokenizer_dir} has none (a SentencePiece tokenizer.model.v*?)"
             )
         return "mistral"
-    if mode == "deepseek_v32" or (picked or "").startswith("deepseek_v32 "):
-        return "deepseek_v32"
+    encoder = mode if mode != "auto" else (picked or "").split(" ")[0]
+    if encoder in _ENCODER_MODES:
+        return encoder
     if picked:
         raise SystemExit(
             f"error: --tokenizer-mode auto: vLLM uses its {picked} tokenizer mode for {model}, "
@@ -633,8 +636,8 @@ def _startup_line(
         template = "Harmony (gpt_oss; no chat template is read)"
     if config.tokenizer_mode == "mistral":
         template = "mistral_common (tekken v13; no chat template is read)"
-    if config.tokenizer_mode == "deepseek_v32":
-        template = "DeepSeek-V3.2's encoder (deepseek_v32; no chat template is read)"
+    if config.tokenizer_mode in _ENCODER_MODES:
+        template = f"DeepSeek's encoder ({config.tokenizer_mode}; no chat template is read)"
     host = f"[{args.host}]" if ":" in args.host else args.host
     scheme = "https" if args.ssl_certfile else "http"
     where = f"unix:{args.uds}" if args.uds else f"{scheme}://{host}:{args.port}"

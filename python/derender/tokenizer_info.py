@@ -27,8 +27,8 @@ def tokenizer_info(
     """The answer for the model in `model_dir` (`name_or_path`: the model argument
     as given; `chat_template`: `--chat-template`'s text, which replaces the model's;
     `mode`: the tokenizer mode served: vLLM names the mistral one's tokenizer only,
-    and loads deepseek_v32's as a plain `TokenizersBackend` wrapped in its own class,
-    with `download_dir` among the kwargs it was loaded with)."""
+    and loads the DeepSeek encoder modes' as a plain `TokenizersBackend` wrapped in
+    its own class, with `download_dir` among the kwargs it was loaded with)."""
     if mode == "mistral":
         return {"tokenizer_class": "MistralTokenizer"}
     config: dict[str, Any] = _read_json(model_dir / "tokenizer_config.json")
@@ -40,7 +40,10 @@ def tokenizer_info(
     jinja = model_dir / "chat_template.jinja"
     if "chat_template" not in config and jinja.is_file():
         config["chat_template"] = jinja.read_text(encoding="utf-8")
-    if mode == "deepseek_v32":
+    # DeepSeek's encoder modes: a plain TokenizersBackend under a wrapper
+    # class, loaded with `download_dir` among its kwargs.
+    wrapper = {"deepseek_v32": "DSV32", "deepseek_v4": "DSV4"}.get(mode)
+    if wrapper:
         config["download_dir"] = None
     config["truncation_side"] = "left"  # vLLM loads generating models' tokenizers so
     if "additional_special_tokens" in config:
@@ -56,8 +59,8 @@ def tokenizer_info(
     if chat_template:
         config["chat_template"] = chat_template
     cls = "TokenizersBackend"
-    if mode == "deepseek_v32":
-        return {"tokenizer_class": f"CachedDSV32{cls}", **_contents(config)}
+    if wrapper:
+        return {"tokenizer_class": f"Cached{wrapper}{cls}", **_contents(config)}
     if hub_class == "Qwen2Tokenizer":
         cls = hub_class
         config = {**{k: config.get(k, d) for k, d in _QWEN2_FIRST.items()}, **config}

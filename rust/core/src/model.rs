@@ -83,6 +83,8 @@ pub enum TokenizerMode {
     /// `tokenizer.json` with DeepSeek-V3.2's prompt encoder in place of a
     /// chat template (`deepseek_v32`).
     DeepseekV32,
+    /// ...and DeepSeek-V4's (`deepseek_v4`).
+    DeepseekV4,
 }
 
 enum Codec {
@@ -176,7 +178,9 @@ impl Model {
     ) -> Result<Model, ModelError> {
         let (model, tokenizer) = source.resolve()?;
         let mut loaded = match mode {
-            TokenizerMode::Hf | TokenizerMode::DeepseekV32 => Self::load_dirs(&model, &tokenizer, hf_overrides)?,
+            TokenizerMode::Hf | TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4 => {
+                Self::load_dirs(&model, &tokenizer, hf_overrides)?
+            }
             TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides)?,
         };
         loaded.mode = mode;

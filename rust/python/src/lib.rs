@@ -112,6 +112,7 @@ impl Derenderer {
             None | Some("hf") => TokenizerMode::Hf,
             Some("mistral") => TokenizerMode::Mistral,
             Some("deepseek_v32") => TokenizerMode::DeepseekV32,
+            Some("deepseek_v4") => TokenizerMode::DeepseekV4,
             Some(other) => return Err(PyValueError::new_err(format!("unknown tokenizer mode {other:?}"))),
         };
         let loaded = py

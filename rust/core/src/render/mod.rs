@@ -3,7 +3,7 @@
 
 mod anthropic;
 mod anthropic_check;
-mod deepseek_v32;
+mod deepseek;
 mod messages;
 mod mistral;
 mod responses;
@@ -319,7 +319,7 @@ impl Core {
                 }
                 self.check_output_budget(max_out, max_param)?;
                 let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
-                let tokenized = self.deepseek_v32_tokenized(&ctx);
+                let tokenized = self.deepseek_tokenized(&ctx);
                 let add_special = !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
                 self.encode_prompt(o, &text, add_special, max_out)?
             }
@@ -644,11 +644,11 @@ impl Core {
             }
         }
         let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
-        if self.writes_deepseek_v32() {
+        if self.writes_deepseek() {
             if crate::wire::chat_fields::has_media_part(o) {
                 return Err(self.not_multimodal());
             }
-            return self.deepseek_v32_prompt(messages, ctx, tools);
+            return self.deepseek_prompt(messages, ctx, tools);
         }
         let request_template = o.get("chat_template").and_then(Value::as_str);
         let owned;
@@ -758,24 +758,42 @@ impl Core {
         if truthy(o, "use_beam_search") {
             return Err(ApiError::bad_request("Beam search is not supported by the render endpoint"));
         }
-        if o.get("suffix").is_some_and(|v| !v.is_null()) {
-            // No renderer here writes fill-in-the-middle prompts.
+        let mut prompts = prompts;
+        if let Some(suffix) = o.get("suffix").filter(|v| !v.is_null()) {
+            // Text prompts become fill-in-the-middle prompts where the
+            // renderer writes them (`render_completion_suffix`).
             let set = |key: &str| o.get(key).is_some_and(|v| !v.is_null());
+            let texts = o
+                .get("prompt")
+                .is_some_and(|p| p.is_string() || p.as_array().is_some_and(|l| l.iter().all(Value::is_string)));
             let message = if truthy(o, "echo") {
                 "Echo is unsupported with suffix."
             } else if set("prompt_embeds") {
                 "suffix is not supported with prompt_embeds"
             } else if set("truncate_prompt_tokens") {
                 "suffix is not supported with truncate_prompt_tokens"
-            } else if o
-                .get("prompt")
-                .is_some_and(|p| p.is_string() || p.as_array().is_some_and(|l| l.iter().all(Value::is_string)))
-            {
-                "suffix is only supported for models with FIM completion rendering"
-            } else {
+            } else if !texts {
                 "suffix requires text prompt input for FIM completion rendering"
+            } else {
+                let suffix = suffix.as_str().unwrap_or_default();
+                let filled: Option<Vec<Prompt>> = prompts
+                    .iter()
+                    .map(|p| match p {
+                        Prompt::Text(t) => self.fim_prompt(t, suffix).map(Prompt::Text),
+                        Prompt::Ids(_) => None,
+                    })
+                    .collect();
+                match filled {
+                    Some(filled) => {
+                        prompts = filled;
+                        ""
+                    }
+                    None => "suffix is only supported for models with FIM completion rendering",
+                }
             };
-            return Err(ApiError::invalid_param(message, "suffix"));
+            if !message.is_empty() {
+                return Err(ApiError::invalid_param(message, "suffix"));
+            }
         }
         let requested = match o.get("max_tokens") {
             None | Some(Value::Null) => Some(16),

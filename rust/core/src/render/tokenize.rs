@@ -51,7 +51,7 @@ impl Core {
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
             let text = self.apply_chat_template(o, &ctx, tools.as_deref())?;
-            let tokenized = self.deepseek_v32_tokenized(&ctx);
+            let tokenized = self.deepseek_tokenized(&ctx);
             self.encode(&text, !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false))?
         } else {
             let prompt = o.get("prompt").and_then(Value::as_str).unwrap_or("");

@@ -4,7 +4,7 @@
 //! sandbox with a fuel limit.
 
 mod content_format;
-pub mod deepseek_v32;
+pub mod deepseek;
 pub mod harmony;
 
 pub use content_format::ContentFormat;

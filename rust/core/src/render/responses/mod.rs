@@ -259,7 +259,7 @@ impl Core {
                     // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
                     // default (true), unlike chat: templates that write their own BOS get
                     // a second one, as vLLM renders them.
-                    let tokenized = self.deepseek_v32_tokenized(&ctx);
+                    let tokenized = self.deepseek_tokenized(&ctx);
                     let (ids, offsets) = self.encode_prompt(&chat, &text, !tokenized, max_out)?;
                     (chat, conflict, ctx, ids, offsets)
                 }

@@ -1,21 +1,14 @@
-//! DeepSeek-V3.2's prompt encoder: vLLM's `deepseek_v32` tokenizer mode
-//! writes the conversation with code (`tokenizers/deepseek_v32.py`, DeepSeek's
-//! `encoding_dsv32.py`), not with a Jinja template. Its rules, quirks and
-//! error texts are in `tests/models/deepseek_v32/ENCODER.md`.
+//! DeepSeek-V3.2's encoder (vLLM's `deepseek_v32` mode, `tokenizers/
+//! deepseek_v32_encoding.py`). Its rules, quirks and error texts are in
+//! `tests/models/deepseek_v32/ENCODER.md`.
 
 use serde_json::{Map, Value};
 
-use crate::pycompat::json::dumps;
-use crate::pycompat::repr::repr_value;
+use super::{
+    last_user_index, push_response_format, push_tool_calls, py_len, py_str, repr, role, str_or_empty, tool_schemas,
+    tools_from_openai_format, EncodeError, ASSISTANT, BOS, DSML, EOS, THINK_END, THINK_START, USER,
+};
 use crate::pycompat::truthy;
-
-const BOS: &str = "<｜begin▁of▁sentence｜>";
-const EOS: &str = "<｜end▁of▁sentence｜>";
-const USER: &str = "<｜User｜>";
-const ASSISTANT: &str = "<｜Assistant｜>";
-const THINK_START: &str = "<think>";
-const THINK_END: &str = "</think>";
-const DSML: &str = "｜DSML｜";
 
 /// The system text that lists the tools (`TOOLS_SYSTEM_TEMPLATE`), with
 /// `{dsml}` for the DSML marker; the schemas and `</functions>\n` follow it.
@@ -43,17 +36,6 @@ If the thinking_mode is enabled, then after function results you should strongly
 Here are the functions available in JSONSchema format:
 <functions>
 "#;
-
-/// Why the encoder stopped, as the Python exception vLLM answers with.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EncodeError {
-    /// A `ValueError` or `TypeError`: vLLM answers 400 with its text.
-    #[error("{0}")]
-    Invalid(String),
-    /// An `IndexError` or `KeyError` vLLM does not catch: it answers 500.
-    #[error("{0}")]
-    Internal(String),
-}
 
 /// `apply_chat_template` of the V3.2 tokenizer, up to the prompt text:
 /// `conversation` as vLLM parses it (content format "string"), `tools` the
@@ -114,11 +96,6 @@ fn drop_thinking_messages(messages: &[Value]) -> Vec<Value> {
     kept
 }
 
-/// The index of the last user or developer message, -1 when none.
-fn last_user_index(messages: &[Value]) -> isize {
-    messages.iter().rposition(|m| matches!(role(m), Some("user" | "developer"))).map_or(-1, |i| i as isize)
-}
-
 fn render_message(
     index: usize,
     messages: &[Value],
@@ -150,7 +127,7 @@ fn render_message(
         }
         Some("developer") => {
             if !content.is_some_and(truthy) {
-                return Err(EncodeError::Invalid(format!("Invalid message for role `developer`: {}", repr_value(msg))));
+                return Err(EncodeError::Invalid(format!("Invalid message for role `developer`: {}", repr(msg))));
             }
             prompt.push_str(USER);
             if let Some(tools) = &tools {
@@ -180,7 +157,7 @@ fn render_message(
                 if !(reasoning.is_some_and(truthy) || calls.is_some()) {
                     return Err(EncodeError::Invalid(format!(
                         "ThinkingMode: thinking, invalid message without reasoning/tool_calls `{}` after last user message",
-                        repr_value(msg)
+                        repr(msg)
                     )));
                 }
                 // No opener: the user turn or the tool results wrote it.
@@ -189,7 +166,7 @@ fn render_message(
             }
             prompt.push_str(&str_or_empty(content));
             if let Some(calls) = calls {
-                render_tool_calls(calls, prompt)?;
+                push_tool_calls(calls, "function_calls", prompt)?;
             }
             // (`prefix`, which would leave the message open, never survives
             // vLLM's message parsing.)
@@ -221,7 +198,7 @@ fn render_tool_result(
         assistant = at(prev);
     }
     if !(index == 0 || prev >= 0 && role(assistant) == Some("assistant")) {
-        return Err(EncodeError::Invalid(format!("Invalid messages at {index}:\n{}", repr_value(assistant))));
+        return Err(EncodeError::Invalid(format!("Invalid messages at {index}:\n{}", repr(assistant))));
     }
     let order = index as isize - prev;
     let calls = assistant.get("tool_calls").filter(|c| truthy(c)).and_then(py_len).unwrap_or(0) as isize;
@@ -241,103 +218,10 @@ fn render_tool_result(
     Ok(())
 }
 
-/// `"\n\n<DSML>function_calls>\n" + invokes + "\n</DSML>function_calls>"`.
-fn render_tool_calls(calls: &Value, prompt: &mut String) -> Result<(), EncodeError> {
-    let Value::Array(calls) = calls else {
-        return Err(EncodeError::Invalid("tool_calls must be a list".into()));
-    };
-    prompt.push_str(&format!("\n\n<{DSML}function_calls>\n"));
-    for (i, call) in calls.iter().enumerate() {
-        if i > 0 {
-            prompt.push('\n');
-        }
-        let function = call.get("function");
-        let name = function.and_then(|f| f.get("name"));
-        prompt.push_str(&format!("<{DSML}invoke name=\"{}\">\n", py_str(name)));
-        let arguments = function.and_then(|f| f.get("arguments")).and_then(Value::as_object);
-        for (j, (key, value)) in arguments.into_iter().flatten().enumerate() {
-            if j > 0 {
-                prompt.push('\n');
-            }
-            // Strings go raw; anything else as JSON.
-            let (is_str, text) = match value {
-                Value::String(s) => ("true", s.clone()),
-                other => ("false", dumps(other)),
-            };
-            prompt.push_str(&format!("<{DSML}parameter name=\"{key}\" string=\"{is_str}\">{text}</{DSML}parameter>"));
-        }
-        prompt.push_str(&format!("\n</{DSML}invoke>"));
-    }
-    prompt.push_str(&format!("\n</{DSML}function_calls>"));
-    Ok(())
-}
-
-/// `[tool["function"] for tool in tools]`.
-fn tools_from_openai_format(tools: &Value) -> Result<Vec<Value>, EncodeError> {
-    let Value::Array(tools) = tools else {
-        // Iterating a str or dict yields strings, which cannot be indexed by key.
-        return Err(EncodeError::Invalid("string indices must be integers, not 'str'".into()));
-    };
-    tools
-        .iter()
-        .map(|tool| match tool {
-            Value::Object(o) => o.get("function").cloned().ok_or_else(|| EncodeError::Internal("'function'".into())),
-            other => Err(EncodeError::Invalid(not_subscriptable(other))),
-        })
-        .collect()
-}
-
 fn render_tools(functions: &[Value], prompt: &mut String) {
     prompt.push_str(&TOOLS_HEAD.replace("{dsml}", DSML));
-    let schemas: Vec<String> = functions.iter().map(dumps).collect();
-    prompt.push_str(&schemas.join("\n"));
+    prompt.push_str(&tool_schemas(functions));
     prompt.push_str("\n</functions>\n");
-}
-
-fn push_response_format(rf: &Value, prompt: &mut String) {
-    prompt.push_str("## Response Format:\n\nYou MUST strictly adhere to the following schema to reply:\n");
-    prompt.push_str(&dumps(rf));
-}
-
-fn role(msg: &Value) -> Option<&str> {
-    msg.get("role").and_then(Value::as_str)
-}
-
-/// `str(value)` in Python (a missing key is `None`).
-fn py_str(value: Option<&Value>) -> String {
-    match value {
-        Some(Value::String(s)) => s.clone(),
-        Some(v) => repr_value(v),
-        None => "None".into(),
-    }
-}
-
-/// `value or ""`.
-fn str_or_empty(value: Option<&Value>) -> String {
-    value.filter(|v| truthy(v)).map(|v| py_str(Some(v))).unwrap_or_default()
-}
-
-/// `len(value)` where Python has one.
-fn py_len(value: &Value) -> Option<usize> {
-    match value {
-        Value::Array(a) => Some(a.len()),
-        Value::Object(o) => Some(o.len()),
-        Value::String(s) => Some(s.chars().count()),
-        _ => None,
-    }
-}
-
-/// The `TypeError` of `value["function"]` for a value that is not a dict.
-fn not_subscriptable(value: &Value) -> String {
-    let kind = match value {
-        Value::String(_) => return "string indices must be integers, not 'str'".into(),
-        Value::Array(_) => return "list indices must be integers or slices, not str".into(),
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        _ => "int",
-    };
-    format!("'{kind}' object is not subscriptable")
 }
 
 #[cfg(test)]

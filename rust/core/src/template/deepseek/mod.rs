@@ -1,0 +1,141 @@
+//! DeepSeek's prompt encoders: vLLM's `deepseek_v32` and `deepseek_v4`
+//! tokenizer modes write the conversation with code (DeepSeek's
+//! `encoding_dsv32.py` / `encoding_dsv4.py`), not with a Jinja template.
+//! What they share: the markers, tool calls written in DSML, and Python's
+//! `str()` and truthiness of the message values they read.
+
+pub mod v32;
+pub mod v4;
+
+use serde_json::Value;
+
+use crate::pycompat::json::dumps;
+use crate::pycompat::repr::repr_value;
+use crate::pycompat::truthy;
+
+const BOS: &str = "<｜begin▁of▁sentence｜>";
+const EOS: &str = "<｜end▁of▁sentence｜>";
+const USER: &str = "<｜User｜>";
+const ASSISTANT: &str = "<｜Assistant｜>";
+const THINK_START: &str = "<think>";
+const THINK_END: &str = "</think>";
+const DSML: &str = "｜DSML｜";
+
+/// Why an encoder stopped, as the Python exception vLLM answers with.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    /// A `ValueError` or `TypeError`: vLLM answers 400 with its text.
+    #[error("{0}")]
+    Invalid(String),
+    /// An `IndexError` or `KeyError` vLLM does not catch: it answers 500.
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// `"\n\n<DSML>{block}>\n" + invokes + "\n</DSML>{block}>"`: an assistant
+/// message's calls, each `<DSML>invoke name="N">` over its parameters
+/// (strings as written, anything else as JSON).
+fn push_tool_calls(calls: &Value, block: &str, prompt: &mut String) -> Result<(), EncodeError> {
+    let Value::Array(calls) = calls else {
+        return Err(EncodeError::Invalid("tool_calls must be a list".into()));
+    };
+    prompt.push_str(&format!("\n\n<{DSML}{block}>\n"));
+    for (i, call) in calls.iter().enumerate() {
+        if i > 0 {
+            prompt.push('\n');
+        }
+        let function = call.get("function");
+        let name = function.and_then(|f| f.get("name"));
+        prompt.push_str(&format!("<{DSML}invoke name=\"{}\">\n", py_str(name)));
+        let arguments = function.and_then(|f| f.get("arguments")).and_then(Value::as_object);
+        for (j, (key, value)) in arguments.into_iter().flatten().enumerate() {
+            if j > 0 {
+                prompt.push('\n');
+            }
+            let (is_str, text) = match value {
+                Value::String(s) => ("true", s.clone()),
+                other => ("false", dumps(other)),
+            };
+            prompt.push_str(&format!("<{DSML}parameter name=\"{key}\" string=\"{is_str}\">{text}</{DSML}parameter>"));
+        }
+        prompt.push_str(&format!("\n</{DSML}invoke>"));
+    }
+    prompt.push_str(&format!("\n</{DSML}{block}>"));
+    Ok(())
+}
+
+/// `[tool["function"] for tool in tools]`.
+fn tools_from_openai_format(tools: &Value) -> Result<Vec<Value>, EncodeError> {
+    let Value::Array(tools) = tools else {
+        // Iterating a str or dict yields strings, which cannot be indexed by key.
+        return Err(EncodeError::Invalid("string indices must be integers, not 'str'".into()));
+    };
+    tools
+        .iter()
+        .map(|tool| match tool {
+            Value::Object(o) => o.get("function").cloned().ok_or_else(|| EncodeError::Internal("'function'".into())),
+            other => Err(EncodeError::Invalid(not_subscriptable(other))),
+        })
+        .collect()
+}
+
+/// The schemas, one JSON line per function.
+fn tool_schemas(functions: &[Value]) -> String {
+    functions.iter().map(dumps).collect::<Vec<_>>().join("\n")
+}
+
+fn push_response_format(rf: &Value, prompt: &mut String) {
+    prompt.push_str("## Response Format:\n\nYou MUST strictly adhere to the following schema to reply:\n");
+    prompt.push_str(&dumps(rf));
+}
+
+fn role(msg: &Value) -> Option<&str> {
+    msg.get("role").and_then(Value::as_str)
+}
+
+/// The index of the last user or developer message, -1 when none.
+fn last_user_index(messages: &[Value]) -> isize {
+    messages.iter().rposition(|m| matches!(role(m), Some("user" | "developer"))).map_or(-1, |i| i as isize)
+}
+
+/// `str(value)` in Python (a missing key is `None`).
+fn py_str(value: Option<&Value>) -> String {
+    match value {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => repr_value(v),
+        None => "None".into(),
+    }
+}
+
+/// `value or ""`.
+fn str_or_empty(value: Option<&Value>) -> String {
+    value.filter(|v| truthy(v)).map(|v| py_str(Some(v))).unwrap_or_default()
+}
+
+/// `len(value)` where Python has one.
+fn py_len(value: &Value) -> Option<usize> {
+    match value {
+        Value::Array(a) => Some(a.len()),
+        Value::Object(o) => Some(o.len()),
+        Value::String(s) => Some(s.chars().count()),
+        _ => None,
+    }
+}
+
+/// The `TypeError` of `value["function"]` for a value that is not a dict.
+fn not_subscriptable(value: &Value) -> String {
+    let kind = match value {
+        Value::String(_) => return "string indices must be integers, not 'str'".into(),
+        Value::Array(_) => return "list indices must be integers or slices, not str".into(),
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        _ => "int",
+    };
+    format!("'{kind}' object is not subscriptable")
+}
+
+/// The error texts quote messages as Python prints a dict.
+fn repr(msg: &Value) -> String {
+    repr_value(msg)
+}
