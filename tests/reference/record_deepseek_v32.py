@@ -47,38 +47,33 @@ writes <--out>/deepseek_v32.jsonl.gz (default tests/reference/goldens).
 from __future__ import annotations
 
 import argparse
-import copy
-import gzip
 import json
-import random
 import sys
-import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import record_family  # noqa: E402
-import replay  # noqa: E402
+from dsml_recording import (  # noqa: E402
+    CHAT_RENDER,
+    CMPL_RENDER,
+    Family,
+    Recorder,
+    Tok,
+    a,
+    fn,
+    record_derender,
+    reask_qwen3_hermes,
+    s,
+    tc,
+    tr,
+    u,
+    write_cases,
+)
 
 CONFIG = "deepseek_v32"
 MODEL = "deepseek_v32"
-DERENDER = "/v1/chat/completions/derender"
-CHAT_RENDER = "/v1/chat/completions/render"
-CMPL_RENDER = "/v1/completions/render"
 BOS, EOS, THINK, END_THINK, USER, ASSISTANT = 0, 1, 128798, 128799, 128803, 128804
 DEFAULT_MODEL_DIR = HERE.parent / "models" / "deepseek_v32"
-
-
-def fn(
-    name: str, props: dict, description: str | None = None, required: list[str] | None = None
-) -> dict:
-    f: dict = {"name": name}
-    if description is not None:
-        f["description"] = description
-    f["parameters"] = {"type": "object", "properties": props}
-    if required:
-        f["parameters"]["required"] = required
-    return {"type": "function", "function": f}
 
 
 TOOLS = [
@@ -1087,395 +1082,46 @@ EXTRA_STREAMS = {
 }
 
 
-# ---------------------------------------------------------------------------
-# Tokens
-# ---------------------------------------------------------------------------
+def _thinking_kwargs(thinking: bool) -> dict | None:
+    return {"thinking": True} if thinking else None
 
 
-class Tok:
-    def __init__(self, model_dir: Path):
-        from tokenizers import Tokenizer
-
-        plain = model_dir / "tokenizer.json"
-        if plain.exists():
-            self.tk = Tokenizer.from_file(str(plain))
-        else:
-            with gzip.open(model_dir / "tokenizer.json.gz", "rt", encoding="utf-8") as f:
-                self.tk = Tokenizer.from_str(f.read())
-        for name, want in (
-            ("<｜begin▁of▁sentence｜>", BOS),
-            (E, EOS),
-            ("<think>", THINK),
-            (ET, END_THINK),
-            ("<｜User｜>", USER),
-            ("<｜Assistant｜>", ASSISTANT),
-        ):
-            got = self.tk.token_to_id(name)
-            assert got == want, (name, got, want)
-
-    def enc(self, text: str) -> list[int]:
-        return self.tk.encode(text, add_special_tokens=False).ids if text else []
+def _second(tools: bool, thinking: bool) -> str:
+    """The n=2 second answer."""
+    if tools:
+        return block(invoke("get_time")).lstrip("\n") + E
+    return ("Other." + ET if thinking else "") + "A second, different answer." + E
 
 
-def synth_logprobs(ids: list[int], seed: str) -> dict:
-    rng = random.Random(zlib.crc32(seed.encode()))
-    content = []
-    for t in ids:
-        lp = round(-rng.random() * 3, 4)
-        rank = rng.randint(1, 3)
-        top = [{"token_id": t, "logprob": lp, "rank": rank}]
-        for r in range(1, 4):
-            top.append(
-                {
-                    "token_id": rng.randint(1000, 127999),
-                    "logprob": round(-rng.random(), 4),
-                    "rank": r,
-                }
-            )
-        content.append({"token_id": t, "logprob": lp, "rank": rank, "top_logprobs": top})
-    return {"content": content}
-
-
-# ---------------------------------------------------------------------------
-# Batch and stream derender cases
-# ---------------------------------------------------------------------------
-
-
-class Recorder:
-    def __init__(self, url: str, tok: Tok):
-        self.client = replay.Client(url)
-        self.tok = tok
-        self.cases: list[dict] = []
-        self.renders: dict[str, list[int]] = {}
-
-    def post(self, body: object, path: str = DERENDER) -> tuple[int, object]:
-        status, resp, _, _ = self.client.post(path, body)
-        return status, resp
-
-    def chat(self, name: str, variant: str, stream: bool) -> dict:
-        _, _, tools, _, thinking = SCENARIOS[name]
-        if variant == "flip":
-            thinking = not thinking
-        i = zlib.crc32(name.encode()) % len(USERS)
-        req: dict = {"model": MODEL, "messages": [], "max_tokens": 1024}
-        if i % 2 == 0:
-            req["messages"].append({"role": "system", "content": "You are a helpful assistant."})
-        req["messages"].append({"role": "user", "content": USERS[i]})
-        if tools and variant != "no_tools":
-            req["tools"] = TOOLS
-        if thinking:
-            req["chat_template_kwargs"] = {"thinking": True}
-        req.update(copy.deepcopy(VARIANTS[variant]))
-        if tools and variant == "base":
-            req["tool_choice"] = "auto"
-        if stream:
-            req["stream"] = True
-        return req
-
-    def prompt(self, chat: dict) -> list[int]:
-        """vLLM's render of the chat request (every chat request here renders)."""
-        body = {k: v for k, v in chat.items() if k not in ("stream", "stream_options")}
-        key = json.dumps(body, sort_keys=True)
-        if key not in self.renders:
-            status, resp = self.post(body, CHAT_RENDER)
-            if status != 200:
-                raise RuntimeError(f"render {status}: {resp}")
-            self.renders[key] = resp["token_ids"]
-        return self.renders[key]
-
-    def output(self, name: str, variant: str) -> tuple[list[int], str, object]:
-        text, _, _, finish, _ = SCENARIOS[name]
-        ids = self.tok.enc(text)
-        stop_reason: object = None
-        if variant in ("stop", "stop_include") and "###" in text:
-            stop_reason = "###"
-            finish = "stop"
-            cut = text.find("###")
-            ids = self.tok.enc(text[: cut + 3])
-        if variant == "stop_tok":
-            stop_reason = END_THINK
-            finish = "stop"
-            ids = ids[: ids.index(END_THINK) + 1] if END_THINK in ids else ids[:-1] + [END_THINK]
-        return ids, finish, stop_reason
-
-    def second(self, name: str) -> list[int]:
-        _, _, tools, _, thinking = SCENARIOS[name]
-        if tools:
-            return self.tok.enc(block(invoke("get_time")).lstrip("\n") + E)
-        return self.tok.enc(("Other." + ET if thinking else "") + "A second, different answer." + E)
-
-    def choice(
-        self,
-        index: int,
-        ids: list[int],
-        finish: str,
-        stop_reason,
-        logprobs,
-        stream: bool,
-        last: bool = True,
-    ) -> dict:
-        c = {
-            "index": index,
-            "logprobs": logprobs,
-            "finish_reason": finish if last else None,
-            "stop_reason": stop_reason if last else None,
-            "token_ids": ids,
-            "routed_experts": None,
-            "sampling_mask": None,
-            "weight_versions": None,
-        }
-        if stream:
-            c = {
-                k: c[k]
-                for k in (
-                    "index",
-                    "finish_reason",
-                    "stop_reason",
-                    "token_ids",
-                    "routed_experts",
-                    "sampling_mask",
-                    "weight_versions",
-                    "logprobs",
-                )
-            }
-        return c
-
-    def batch_body(self, rid: str, name: str, variant: str, chat: dict, prompt: list[int]) -> dict:
-        ids, finish, stop_reason = self.output(name, variant)
-        lp = synth_logprobs(ids, rid) if variant in ("logprobs", "logprobs_unrequested") else None
-        choices = [self.choice(0, ids, finish, stop_reason, lp, False)]
-        total = len(ids)
-        if variant == "n2":
-            ids2 = self.second(name)
-            choices.append(self.choice(1, ids2, "stop", None, None, False))
-            total += len(ids2)
-        gen = {
-            "request_id": rid,
-            "model": None,
-            "created": None,
-            "usage": {
-                "prompt_tokens": len(prompt),
-                "total_tokens": len(prompt) + total,
-                "completion_tokens": total,
-                "prompt_tokens_details": None,
-            },
-            "prompt_logprobs": None,
-            "prompt_token_id_logprobs": None,
-            "prompt_token_ids": prompt if variant == "gen_prompt_ids_only" else None,
-            "mm_placeholders": None,
-            "metrics": None,
-            "kv_transfer_params": None,
-            "ec_transfer_params": None,
-            "output_mode": "tokens",
-            "choices": choices,
-        }
-        body: dict = {
-            "model": MODEL,
-            "generate_response": gen,
-            "prompt_tokens": len(prompt),
-            "chat_request": chat,
-        }
-        if variant == "no_chat_request":
-            del body["chat_request"]
-        if variant == "model_omitted":
-            del body["model"]
-            body["chat_request"] = {k: v for k, v in chat.items() if k != "model"}
-        if variant == "prompt_ids":
-            body["prompt_token_ids"] = prompt
-        if variant == "no_prompt_tokens":
-            del body["prompt_tokens"]
-        return body
-
-    def batch(self, name: str, variant: str) -> None:
-        tags = SCENARIOS[name][1]
-        n = len(self.cases) + 1
-        chat = self.chat(name, variant, False)
-        prompt = self.prompt(chat)
-        body = self.batch_body(f"gen-{CONFIG}-dev-{n}", name, variant, chat, prompt)
-        status, resp = self.post(body)
-        self.cases.append(
-            {
-                "id": f"{CONFIG}/dev/batch/{n:04d}-{name}-{variant}",
-                "config": CONFIG,
-                "kind": "batch",
-                "endpoint": DERENDER,
-                "calls": [{"request": body, "status": status, "response": resp}],
-                "tags": ["chat", *tags, f"variant:{variant}"],
-            }
-        )
-
-    def stream(self, name: str, variant: str, chunking: str) -> None:
-        tags = SCENARIOS[name][1]
-        n = len(self.cases) + 1
-        rid = f"gen-{CONFIG}-dev-s{n}"
-        chat = self.chat(name, variant, True)
-        if chunking in ("usage", "cont_usage"):
-            chat["stream_options"] = {
-                "include_usage": True,
-                "continuous_usage_stats": chunking == "cont_usage",
-            }
-        if chunking == "logprobs":
-            chat.update(logprobs=True, top_logprobs=3)
-        if chunking == "return_ids":
-            chat["return_token_ids"] = True
-        prompt = self.prompt(chat)
-        ids, finish, stop_reason = self.output(name, variant)
-        lanes = [(0, ids, finish, stop_reason)]
-        if chunking == "n2":
-            lanes.append((1, self.second(name), "stop", None))
-            chat["n"] = 2
-        lp_all = synth_logprobs(ids, rid) if chunking == "logprobs" else None
-        rng = random.Random(zlib.crc32((name + variant + chunking).encode()))
-        plans = []  # per lane: list of chunk lengths
-        for _, lane_ids, _, _ in lanes:
-            L = len(lane_ids)
-            if chunking in ("tok1", "finish_only", "usage", "cont_usage", "logprobs", "return_ids"):
-                lens = [1] * L
-            elif chunking == "tok3":
-                lens = [min(3, L - i) for i in range(0, L, 3)]
-            elif chunking == "all":
-                lens = [L]
-            else:  # rand, n2
-                lens, left = [], L
-                while left:
-                    k = min(left, rng.randint(1, 7))
-                    lens.append(k)
-                    left -= k
-            plans.append(lens)
-        # interleave the lanes' chunks
-        order = []
-        pos = [0] * len(lanes)
-        at = [0] * len(lanes)
-        while any(pos[i] < len(plans[i]) for i in range(len(lanes))):
-            for li in range(len(lanes)):
-                if pos[li] < len(plans[li]):
-                    order.append((li, at[li], plans[li][pos[li]], pos[li] == len(plans[li]) - 1))
-                    at[li] += plans[li][pos[li]]
-                    pos[li] += 1
-        calls, states, seen = [], {}, set()
-        completion = sum(len(lane[1]) for lane in lanes)
-
-        def send(gen: dict, lane: int) -> None:
-            req = {
-                "stream": True,
-                "model": MODEL,
-                "generate_chunk": gen,
-                "stream_state": states.get(lane),
-                "prompt_tokens": len(prompt),
-                "prompt_token_ids": prompt,
-                "chat_request": chat,
-            }
-            status, resp = self.post(req)
-            calls.append(
-                {
-                    "request": dict(req, stream_state=replay.PREV_STATE if lane in seen else None),
-                    "state_lane": lane,
-                    "status": status,
-                    "response": resp,
-                }
-            )
-            seen.add(lane)
-            if (
-                status == 200
-                and isinstance(resp, dict)
-                and isinstance(resp.get("stream_state"), dict)
-            ):
-                states[lane] = resp["stream_state"]
-
-        done_tokens = 0
-        for li, start, k, last in order:
-            index, lane_ids, lfin, lstop = lanes[li]
-            piece = lane_ids[start : start + k]
-            done_tokens += k
-            fin_here = last and chunking != "finish_only"
-            lp = None
-            if lp_all is not None and li == 0:
-                lp = {"content": lp_all["content"][start : start + k]}
-            ch = self.choice(index, piece, lfin, lstop, lp, True, last=fin_here)
-            gen = {"request_id": rid, "usage": None, "output_mode": "tokens", "choices": [ch]}
-            if chunking == "cont_usage":
-                gen["usage"] = {
-                    "prompt_tokens": len(prompt),
-                    "total_tokens": len(prompt) + done_tokens,
-                    "completion_tokens": done_tokens,
-                    "prompt_tokens_details": None,
-                }
-            if chunking == "return_ids" and start == 0:
-                gen["prompt_token_ids"] = prompt
-            send(gen, li)
-            if last and chunking == "finish_only":
-                ch = self.choice(index, [], lfin, lstop, None, True, last=True)
-                send(
-                    {"request_id": rid, "usage": None, "output_mode": "tokens", "choices": [ch]}, li
-                )
-        if chunking in ("usage", "cont_usage", "n2"):
-            usage = {
-                "prompt_tokens": len(prompt),
-                "total_tokens": len(prompt) + completion,
-                "completion_tokens": completion,
-                "prompt_tokens_details": None,
-            }
-            send({"request_id": rid, "usage": usage, "output_mode": "tokens", "choices": []}, 0)
-        be_chat = {k: v for k, v in chat.items() if k not in ("stream", "stream_options")}
-        be = self.batch_body(rid, name, "n2" if chunking == "n2" else variant, be_chat, prompt)
-        if chunking == "logprobs":
-            be["generate_response"]["choices"][0]["logprobs"] = lp_all
-        status, resp = self.post(be)
-        self.cases.append(
-            {
-                "id": f"{CONFIG}/dev/stream/{n:04d}-{name}-{variant}-{chunking}",
-                "config": CONFIG,
-                "kind": "stream",
-                "endpoint": DERENDER,
-                "calls": calls,
-                "batch_equivalent": {"request": be, "status": status, "response": resp},
-                "tags": ["chat", *tags, f"variant:{variant}", f"chunking:{chunking}"],
-            }
-        )
-
-    def render(self, name: str, endpoint: str, body: object, tags: list[str]) -> None:
-        n = len(self.cases) + 1
-        status, resp = self.post(body, endpoint)
-        kind = "render" if status == 200 else "error"
-        self.cases.append(
-            {
-                "id": f"{CONFIG}/dev/{kind}/{n:04d}-{name}",
-                "config": CONFIG,
-                "kind": kind,
-                "endpoint": endpoint,
-                "calls": [{"request": body, "status": status, "response": resp}],
-                "tags": ["render", "deepseek_v32_encoder", *tags],
-            }
-        )
+FAMILY = Family(
+    config=CONFIG,
+    model=MODEL,
+    scenarios=SCENARIOS,
+    variants=VARIANTS,
+    users=USERS,
+    tools=TOOLS,
+    thinking_kwargs=_thinking_kwargs,
+    second=_second,
+    stop_tok=END_THINK,
+    render_tag="deepseek_v32_encoder",
+    all_scenario_batch=ALL_SCENARIO_BATCH,
+    tool_batch=TOOL_BATCH,
+    extra_batch=EXTRA_BATCH,
+    extra_streams=EXTRA_STREAMS,
+)
+TOK_CHECKS = [
+    ("<｜begin▁of▁sentence｜>", BOS),
+    (E, EOS),
+    ("<think>", THINK),
+    (ET, END_THINK),
+    ("<｜User｜>", USER),
+    ("<｜Assistant｜>", ASSISTANT),
+]
 
 
 # ---------------------------------------------------------------------------
 # Render cases
 # ---------------------------------------------------------------------------
-
-
-def u(content: object, **kw) -> dict:
-    return {"role": "user", "content": content, **kw}
-
-
-def s(content: object, **kw) -> dict:
-    return {"role": "system", "content": content, **kw}
-
-
-def a(content: object = None, **kw) -> dict:
-    m: dict = {"role": "assistant"}
-    if content is not None or not kw:
-        m["content"] = content
-    m.update(kw)
-    return m
-
-
-def tc(cid: str, name: str = "get_weather", args: object = '{"city": "Paris"}') -> dict:
-    return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
-
-
-def tr(cid: str, content: object = '{"temp_c": 18, "sky": "cloudy"}', **kw) -> dict:
-    return {"role": "tool", "tool_call_id": cid, "content": content, **kw}
 
 
 def chat(messages: list, **kw) -> dict:
@@ -2811,42 +2457,17 @@ def main(argv: list[str] | None = None) -> int:
         help="record only one part (for trying things out)",
     )
     args = ap.parse_args(argv)
-    rec = Recorder(args.vllm, Tok(Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR))
+    model_dir = Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR
+    rec = Recorder(args.vllm, Tok(model_dir, TOK_CHECKS), FAMILY)
     if args.only in ("all", "derender"):
-        for name, (_, _, tools, _, _) in SCENARIOS.items():
-            base = TOOL_BATCH if tools else ALL_SCENARIO_BATCH
-            for v in base + EXTRA_BATCH.get(name, []):
-                rec.batch(name, v)
-        for name, (_, _, tools, _, _) in SCENARIOS.items():
-            v0 = "tools_auto" if tools else "base"
-            runs = [(v0, "tok1"), (v0, "tok3"), (v0, "rand"), (v0, "all")] + EXTRA_STREAMS.get(
-                name, []
-            )
-            for v, ch in runs:
-                rec.stream(name, v, ch)
+        record_derender(rec)
     if args.only in ("all", "render"):
         for name, endpoint, body, tags in render_cases():
             rec.render(name, endpoint, body, tags)
     if args.only in ("all", "reask"):
-        # The qwen3_hermes goldens' completion, error and render cases, re-asked.
-        with gzip.open(HERE / "goldens" / "qwen3_hermes.jsonl.gz", "rt", encoding="utf-8") as f:
-            source = [json.loads(line) for line in f if line.strip()]
-        for case in source:
-            if case["kind"] in ("error", "render") or "completion" in case.get("tags", []):
-                out = record_family.rerecord(
-                    rec.client, case, "qwen3_hermes", CONFIG, ("qwen3", MODEL), {}
-                )
-                n = len(rec.cases) + 1
-                out["id"] = f"{CONFIG}/dev/{case['kind']}/{n:04d}-" + case["id"].split("-", 1)[1]
-                rec.cases.append(out)
-    path = Path(args.out) / f"{CONFIG}.jsonl.gz"
-    with gzip.open(path, "wt", encoding="utf-8") as f:
-        for case in rec.cases:
-            f.write(json.dumps(case, ensure_ascii=False) + "\n")
-    kinds: dict[str, int] = {}
-    for c in rec.cases:
-        kinds[c["kind"]] = kinds.get(c["kind"], 0) + 1
-    print(f"{CONFIG}: {len(rec.cases)} cases {kinds} -> {path} ({path.stat().st_size} bytes)")
+        reask_qwen3_hermes(rec)
+    print(f"{CONFIG}: ", end="")
+    write_cases(rec.cases, Path(args.out) / f"{CONFIG}.jsonl.gz")
     return 0
 
 
