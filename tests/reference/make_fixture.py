@@ -7,7 +7,10 @@ family's own chat template, from the family's `fixture.json`:
      "added_tokens": [{"content": "<role>", "special": true}, ...],
      "eos_token": "<|role_end|>",
      "generation_eos": ["<|role_end|>", "<|endoftext|>"],
-     "tokenizer_config": {"token_suffix": ":opensource"}}   # optional
+     "tokenizer_config": {"token_suffix": ":opensource"},   # optional
+     "config": {...}}                               # optional: config.json whole
+"template" may be left out (the family writes prompts in code); then the
+tokenizer_config.json has no chat_template.
 
     python3 tests/reference/make_fixture.py tests/models/ling3
 
@@ -63,7 +66,11 @@ def build(out: Path) -> None:
         tok_config["added_tokens_decoder"][str(next_id)] = decoder_entry
         ids[token["content"]] = next_id
         next_id += 1
-    tok_config["chat_template"] = (out / spec["template"]).read_text(encoding="utf-8")
+    if "template" in spec:
+        tok_config["chat_template"] = (out / spec["template"]).read_text(encoding="utf-8")
+    else:
+        # A family whose prompts are written by code, not a template (Kimi K3).
+        tok_config.pop("chat_template", None)
     tok_config["eos_token"] = spec["eos_token"]
     tok_config.update(spec.get("tokenizer_config", {}))
     special = [t["content"] for t in spec["added_tokens"] if t["special"]]
@@ -76,7 +83,9 @@ def build(out: Path) -> None:
     (out / "tokenizer_config.json").write_text(
         json.dumps(tok_config, indent=2, ensure_ascii=False) + "\n"
     )
-    config = read_json(base / "config.json")
+    # A family whose config vLLM reads for its own model class (Kimi K3's
+    # KimiK3ForConditionalGeneration) gives it whole in `config`.
+    config = spec.get("config") or read_json(base / "config.json")
     config["eos_token_id"] = ids[spec["eos_token"]]
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
     generation = read_json(base / "generation_config.json")
@@ -85,6 +94,7 @@ def build(out: Path) -> None:
     special_map = read_json(base / "special_tokens_map.json")
     special_map["eos_token"] = spec["eos_token"]
     special_map["additional_special_tokens"] = tok_config["additional_special_tokens"]
+    special_map.update(spec.get("special_tokens_map", {}))
     (out / "special_tokens_map.json").write_text(
         json.dumps(special_map, indent=2, ensure_ascii=False) + "\n"
     )
