@@ -248,7 +248,11 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
 @pytest.mark.parametrize(
     ("flags", "extra", "message"),
     [
-        (["--tokenizer-mode", "deepseek_v4"], {}, "--tokenizer-mode deepseek_v4: derender builds"),
+        (
+            ["--tokenizer-mode", "deepseek_v41"],
+            {},
+            "--tokenizer-mode deepseek_v41: derender builds",
+        ),
         (["--tokenizer-mode", "mistral"], {}, "derender builds it for tekken tokenizers"),
         (
             [],
@@ -262,8 +266,8 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
         ),
         (
             ["--max-model-len", "4096"],
-            {"config.json": '{"architectures": ["DeepseekV4ForCausalLM"]}'},
-            "deepseek_v4 (architecture DeepseekV4ForCausalLM)",
+            {"config.json": '{"architectures": ["DeepseekV41ForCausalLM"]}'},
+            "deepseek_v41 (architecture DeepseekV41ForCausalLM)",
         ),
         (["--tokenizer", "/elsewhere"], {}, "cannot start: model `/elsewhere` is not a directory"),
         (["--revision", "v3"], {}, None),

@@ -28,7 +28,8 @@ Everything else (plain `encode`/`decode`, special-token handling) is
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from tokenizers import Tokenizer
 from transformers import PreTrainedTokenizerFast
@@ -68,8 +69,7 @@ class _Images:
     def check_all_used(self) -> None:
         if self.prompts is not None and self.used != len(self.prompts):
             raise ValueError(
-                f"image prompt count {len(self.prompts)} != "
-                f"consumed placeholder count {self.used}"
+                f"image prompt count {len(self.prompts)} != consumed placeholder count {self.used}"
             )
 
 
@@ -168,9 +168,7 @@ def _arguments(arguments: Any) -> tuple[dict, str | None]:
         if not isinstance(parsed, dict):
             raise ValueError("Kimi K3 tool call arguments must be a JSON object.")
         return parsed, None
-    raise TypeError(
-        "Kimi K3 tool call arguments must be a dict or a JSON object string."
-    )
+    raise TypeError("Kimi K3 tool call arguments must be a dict or a JSON object string.")
 
 
 def _with_arguments(holder: dict) -> dict:

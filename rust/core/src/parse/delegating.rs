@@ -323,7 +323,7 @@ impl DelegatingParser {
         }
         if !self.prompt_reasoning_checked
             && prompt_ids.is_none()
-            && self.reasoning.as_ref().is_some_and(|r| r.passthrough())
+            && self.reasoning.as_ref().is_some_and(|r| r.passthrough() || r.ended_before_output())
         {
             self.prompt_reasoning_checked = true;
             self.reasoning_ended = true;

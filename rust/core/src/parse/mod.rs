@@ -113,6 +113,13 @@ pub trait ReasoningParser: Send {
     fn passthrough(&self) -> bool {
         false
     }
+    /// The output starts outside reasoning and the tool parser reads it all,
+    /// reasoning markup included (an engine not waiting for reasoning, read
+    /// without the prompt: vLLM's `is_reasoning_end` of a prompt with no
+    /// marker).
+    fn ended_before_output(&self) -> bool {
+        false
+    }
     /// Flush text an engine still holds (`finish_streaming`).
     fn finish_streaming(&mut self) -> Option<Delta> {
         None

@@ -189,6 +189,10 @@ pub fn conversation(messages: &[Value], format: ContentFormat) -> Result<Vec<Val
         if let Some(name @ Value::String(_)) = msg.get("name") {
             conv.insert("name".into(), name.clone());
         }
+        // DeepSeek-V4's encoder reads a message's `task`.
+        if let Some(task @ Value::String(_)) = msg.get("task") {
+            conv.insert("task".into(), task.clone());
+        }
         if role.as_str() == Some("developer") {
             conv.insert("tools".into(), msg.get("tools").cloned().unwrap_or(Value::Null));
         }

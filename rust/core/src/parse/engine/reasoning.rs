@@ -22,6 +22,9 @@ pub struct EngineReasoning {
     /// call marker ended reasoning before it, as vLLM does (a family whose
     /// stream follows vLLM's there).
     pub content_ids_after_last_end: bool,
+    /// Without the prompt, the tool phase starts with the output
+    /// (`ReasoningParser::ended_before_output`).
+    pub ended_before_output: bool,
     config: &'static EngineConfig,
     model: Arc<Model>,
     engine: StreamingEngine,
@@ -64,6 +67,7 @@ impl EngineReasoning {
             content_ids_after_end_only: false,
             content_ids_fallback: None,
             content_ids_after_last_end: false,
+            ended_before_output: false,
             config,
             model,
             engine,
@@ -334,6 +338,10 @@ impl ReasoningParser for EngineReasoning {
 
     fn passthrough(&self) -> bool {
         self.passthrough_without_thinking
+    }
+
+    fn ended_before_output(&self) -> bool {
+        self.ended_before_output
     }
 
     fn engine_confirmed_end(&self) -> bool {

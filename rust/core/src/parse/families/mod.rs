@@ -21,7 +21,7 @@ families!(
     apertus,
     beam,
     deepseek,
-    deepseek_v32,
+    dsml,
     dots,
     ernie45,
     functiongemma,

@@ -36,6 +36,7 @@ fn every_tag_model_vllm_names_is_registered() {
         "deepseek_r1",
         "deepseek_v3_1",
         "deepseek_v3_2",
+        "deepseek_v4",
         "glm_4_7",
         "harmony",
         "hermes",

@@ -236,7 +236,9 @@ impl Core {
                 let (chat, conflict) = chat_view(&o, messages, &tools);
                 let ctx = ChatContext::from_request(&chat, &self.settings.template_defaults);
                 self.check_output_budget(max_out, "max_output_tokens")?;
-                if chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty) {
+                // DeepSeek's encoders take an empty conversation (V4 writes BOS).
+                let empty = chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty);
+                if empty && !self.writes_deepseek() {
                     return Err(ApiError::bad_request(
                         "Cannot apply chat template to an empty conversation. Provide at least one message.",
                     ));

@@ -14,6 +14,15 @@ use crate::pycompat::repr::repr_str;
 use crate::pycompat::truthy;
 
 const LATEST_REMINDER: &str = "<｜latest_reminder｜>";
+/// `DS_TASK_SP_TOKENS`, in the order vLLM's error lists them (a Python set's).
+const TASKS: [(&str, &str); 6] = [
+    ("authority", "<｜authority｜>"),
+    ("domain", "<｜domain｜>"),
+    ("read_url", "<｜read_url｜>"),
+    ("action", "<｜action｜>"),
+    ("title", "<｜title｜>"),
+    ("query", "<｜query｜>"),
+];
 const IMAGE_PLACEHOLDER: &str = "<｜deepseek_image｜>";
 
 /// `REASONING_EFFORT_PROMPTS["high"]`.
@@ -206,9 +215,17 @@ fn merge_tool_messages(messages: Vec<Value>) -> Result<Vec<Value>, EncodeError> 
                 let text = flatten(Some(msg.get("content").unwrap_or(&Value::String(String::new()))))?;
                 let text = text.unwrap_or(Value::Null);
                 let block = json!({"type": "text", "text": text});
-                match last_blocks(&mut merged) {
+                // A turn that carries a task takes no more text.
+                let open = merged.last().is_some_and(|m| m.get("task").is_none_or(Value::is_null));
+                match last_blocks(&mut merged).filter(|_| open) {
                     Some(blocks) => blocks.push(block),
-                    None => merged.push(json!({"role": "user", "content": text, "content_blocks": [block]})),
+                    None => {
+                        let mut turn = json!({"role": "user", "content": text, "content_blocks": [block]});
+                        if let (Some(task), Some(o)) = (msg.get("task"), turn.as_object_mut()) {
+                            o.insert("task".into(), task.clone());
+                        }
+                        merged.push(turn);
+                    }
                 }
             }
             _ => merged.push(msg),
@@ -351,7 +368,9 @@ fn render_message(
             ))
         }
         Some("assistant") => {
-            if thinking && (!options.drop_thinking || index as isize > last_user) {
+            // The answer to a task has no thinking part.
+            let after_task = index > 0 && messages[index - 1].get("task").is_some_and(|t| !t.is_null());
+            if thinking && !after_task && (!options.drop_thinking || index as isize > last_user) {
                 prompt.push_str(&str_or_empty(msg.get("reasoning")));
                 prompt.push_str(THINK_END);
             }
@@ -368,6 +387,22 @@ fn render_message(
     // conversation or opens an assistant turn.
     let next = messages.get(index + 1).map(role);
     if next.is_some_and(|r| !matches!(r, Some("assistant" | "latest_reminder"))) {
+        return Ok(());
+    }
+    if let Some(task) = msg.get("task").filter(|t| !t.is_null()) {
+        let Some((name, token)) = TASKS.iter().find(|(name, _)| task.as_str() == Some(name)) else {
+            let valid: Vec<String> = TASKS.iter().map(|(name, _)| repr_str(name)).collect();
+            return Err(EncodeError::Invalid(format!(
+                "Invalid task: {}. Valid tasks are: [{}]",
+                repr(task),
+                valid.join(", ")
+            )));
+        };
+        if *name == "action" {
+            prompt.push_str(ASSISTANT);
+            prompt.push_str(if thinking { THINK_START } else { THINK_END });
+        }
+        prompt.push_str(token);
         return Ok(());
     }
     let opens = match own {

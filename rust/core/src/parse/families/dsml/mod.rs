@@ -1,40 +1,50 @@
-//! DeepSeek-V3.2's DSML tool calls (`deepseek_v32`, `vllm/parser/deepseek_v32.py`
-//! on the declarative engine):
+//! DeepSeek's DSML tool calls (vLLM's `parser/deepseek_v32.py` and
+//! `parser/deepseek_v4.py` on the declarative engine):
 //!
 //! ```text
-//! <｜DSML｜function_calls>
+//! <｜DSML｜tool_calls>                       (V3.2: function_calls)
 //! <｜DSML｜invoke name="get_weather">
 //! <｜DSML｜parameter name="city" string="true">Paris</｜DSML｜parameter>
 //! <｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>
 //! </｜DSML｜invoke>
-//! </｜DSML｜function_calls>
+//! </｜DSML｜tool_calls>
 //! ```
 //!
 //! A bare invoke is a call too; text after (and between) blocks is dropped.
 //! `string="true"` values are kept as written, others read as JSON (falling
 //! back to the text). Arguments wrapped in a lone `arguments` / `input` key
-//! the tool does not declare are unwrapped (`_unwrap_wrapper_args`).
+//! the tool does not declare are unwrapped (`_unwrap_wrapper_args`). V4 adds
+//! `<think>` reasoning to the same engine. Each version is a `Dialect`.
 
-use std::sync::{Arc, OnceLock};
+mod v32;
+mod v4;
 
 use serde_json::{Map, Value};
 
-use crate::parse::engine::{tr, ArgSyntax, EngineConfig, EngineToolFamily, EventType as E, Properties, State as S};
-use crate::parse::family::{Family, ToolFamily};
+use crate::parse::engine::{tr, ArgSyntax, EventType as E, Properties, State as S, Transition};
 use crate::parse::Registry;
 use crate::pycompat::json::{dumps, loads};
-use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagModel, TagTool, THINK};
-use crate::structured::tool_tags::StrictLevel;
+use crate::structured::format::{const_string, content, separated, sequence, tag, triggered, Choice, TagTool, THINK};
 
-const FUNC_START: &str = "<｜DSML｜function_calls>";
-const FUNC_END: &str = "</｜DSML｜function_calls>";
-const INVOKE_PREFIX: &str = "<｜DSML｜invoke name=\"";
-const INVOKE_END: &str = "</｜DSML｜invoke>";
-const PARAM_START: &str = "<｜DSML｜parameter";
-const PARAM_CLOSE: &str = "</｜DSML｜parameter>";
+/// One version's spellings.
+pub struct Dialect {
+    /// The block's opener(s) (the first is what tags and prompts write).
+    pub tool_start: &'static [&'static str],
+    pub tool_end: &'static str,
+    pub invoke_prefix: &'static str,
+    pub invoke_end: &'static str,
+    pub param_start: &'static str,
+    pub param_close: &'static str,
+}
 
-fn build() -> EngineConfig {
-    let transitions = vec![
+pub(super) fn register(registry: &mut Registry) {
+    v32::register(registry);
+    v4::register(registry);
+}
+
+/// The tool states' transitions, shared by every version.
+fn tool_transitions() -> Vec<((S, &'static str), Transition)> {
+    vec![
         ((S::Content, "TOOL_START"), tr(S::ToolPreamble, &[])),
         ((S::ToolPreamble, "INVOKE_PREFIX"), tr(S::ToolName, &[E::ToolCallStart])),
         ((S::Content, "INVOKE_PREFIX"), tr(S::ToolName, &[E::ToolCallStart])),
@@ -45,45 +55,25 @@ fn build() -> EngineConfig {
         // A call ends the turn: text after the block is dropped.
         ((S::ToolBetween, "TOOL_END"), tr(S::ToolBetween, &[])),
         ((S::ToolBetween, "TOOL_START"), tr(S::ToolPreamble, &[])),
-    ];
-    EngineConfig {
-        name: "deepseek_v32",
-        terminals: vec![
-            ("TOOL_START", vec![FUNC_START]),
-            ("TOOL_END", vec![FUNC_END]),
-            ("INVOKE_PREFIX", vec![INVOKE_PREFIX]),
-            ("INVOKE_NAME_END", vec!["\">"]),
-            ("INVOKE_END", vec![INVOKE_END]),
-            ("PARAM_START", vec![PARAM_START]),
-            ("PARAM_CLOSE", vec![PARAM_CLOSE]),
-        ],
-        // Matched by id only where the vocabulary has them as single tokens.
-        token_id_terminals: vec![("TOOL_START", FUNC_START), ("TOOL_END", FUNC_END)],
-        transitions,
-        content_events: vec![
-            (S::Content, E::TextChunk),
-            (S::ToolName, E::ToolName),
-            (S::ToolArgs, E::ArgValueChunk),
-        ],
-        initial_state: S::Content,
-        wait_for_reasoning: Some(false),
-        tool_args_json: false,
-        tool_call_body_array: false,
-        preserve_tokens: Vec::new(),
-        turn_boundary_tokens: Vec::new(),
-        strip_trailing_reasoning_whitespace: true,
-        arg_syntax: Some(&ARGS),
-        validate_tool_names: false,
-        strip_tool_names: false,
-        drop_whitespace_only_content_before_tools: true,
-        strip_content_whitespace_with_tools: false,
-        stream_text_after_calls: true,
-    }
+    ]
 }
 
-pub fn config() -> &'static EngineConfig {
-    static CONFIG: OnceLock<EngineConfig> = OnceLock::new();
-    CONFIG.get_or_init(build)
+/// The terminals of the tool states.
+fn tool_terminals(d: &'static Dialect) -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        ("TOOL_START", d.tool_start.to_vec()),
+        ("TOOL_END", vec![d.tool_end]),
+        ("INVOKE_PREFIX", vec![d.invoke_prefix]),
+        ("INVOKE_NAME_END", vec!["\">"]),
+        ("INVOKE_END", vec![d.invoke_end]),
+        ("PARAM_START", vec![d.param_start]),
+        ("PARAM_CLOSE", vec![d.param_close]),
+    ]
+}
+
+/// The argument syntax: the converter, then the wrapper unwrap.
+const fn arg_syntax(convert: fn(&str, bool, Option<&Properties>) -> Option<String>) -> ArgSyntax {
+    ArgSyntax { convert, stream_deltas: true, structural_chars: Some(">"), open_value: |_| None, extend_value: |_, _| None }
 }
 
 /// Python's `\s` over a `str`.
@@ -93,8 +83,8 @@ fn py_space(c: char) -> bool {
 
 /// One parameter head `<｜DSML｜parameter\s+name="N"(?:\s+string="S")?\s*>`
 /// at char `i`: `(name, string attribute, index after the head)`.
-fn head(c: &[char], i: usize) -> Option<(String, Option<String>, usize)> {
-    let start: Vec<char> = PARAM_START.chars().collect();
+fn head(d: &Dialect, c: &[char], i: usize) -> Option<(String, Option<String>, usize)> {
+    let start: Vec<char> = d.param_start.chars().collect();
     if !c[i..].starts_with(&start) {
         return None;
     }
@@ -137,9 +127,9 @@ fn head(c: &[char], i: usize) -> Option<(String, Option<String>, usize)> {
 /// The end of a complete parameter's value from `from`: `(value end, match
 /// end)` at the first `</｜DSML｜parameter>` or the next parameter head
 /// (`(?=<｜DSML｜parameter\s+name=)`).
-fn value_end(c: &[char], from: usize) -> Option<(usize, usize)> {
-    let close: Vec<char> = PARAM_CLOSE.chars().collect();
-    let start: Vec<char> = PARAM_START.chars().collect();
+fn value_end(d: &Dialect, c: &[char], from: usize) -> Option<(usize, usize)> {
+    let close: Vec<char> = d.param_close.chars().collect();
+    let start: Vec<char> = d.param_start.chars().collect();
     (from..=c.len()).find_map(|p| {
         if c[p..].starts_with(&close) {
             return Some((p, p + close.len()));
@@ -169,13 +159,13 @@ fn value_of(is_str: Option<&str>, text: &str, partial: bool) -> Option<Value> {
 
 /// `_dsml_arg_converter`: the parameters as a JSON object; with `partial`, a
 /// trailing unclosed parameter too once its value reads.
-fn convert(raw: &str, partial: bool) -> String {
+fn convert(d: &Dialect, raw: &str, partial: bool) -> String {
     let c: Vec<char> = raw.chars().collect();
     let mut params = Map::new();
     let (mut i, mut last_end) = (0, 0);
     while i < c.len() {
-        let found = head(&c, i).and_then(|(name, is_str, body)| {
-            let (end, after) = value_end(&c, body)?;
+        let found = head(d, &c, i).and_then(|(name, is_str, body)| {
+            let (end, after) = value_end(d, &c, body)?;
             Some((name, is_str, c[body..end].iter().collect::<String>(), after))
         });
         match found {
@@ -192,7 +182,7 @@ fn convert(raw: &str, partial: bool) -> String {
         }
     }
     if partial {
-        if let Some((name, is_str, body)) = (last_end..c.len()).find_map(|p| head(&c, p)) {
+        if let Some((name, is_str, body)) = (last_end..c.len()).find_map(|p| head(d, &c, p)) {
             let text: String = c[body..].iter().collect();
             if let Some(v) = value_of(is_str.as_deref(), &text, true) {
                 params.insert(name, v);
@@ -227,51 +217,28 @@ fn unwrap_wrapper(args_json: String, props: Option<&Properties>) -> String {
     args_json
 }
 
-static ARGS: ArgSyntax = ArgSyntax {
-    convert: |raw, partial, props| Some(unwrap_wrapper(convert(raw, partial), props)),
-    stream_deltas: true,
-    structural_chars: Some(">"),
-    open_value: |_| None,
-    extend_value: |_, _| None,
-};
-
-// Registration: the `deepseek_v32` tool parser and xgrammar's
-// `deepseek_v3_2` structural tag.
-
-static TOOLS: ToolFamily = Family {
-    names: &["deepseek_v32"],
-    needs: "",
-    load: |_| Ok(Arc::new(EngineToolFamily { config: |_| config(), tag_model: Some(&TAG), tool_header: None })),
-};
-
-static TAG: TagModel = TagModel { name: "deepseek_v3_2", build: tag_for, default_level: StrictLevel::Auto };
-
-pub(super) fn register(registry: &mut Registry) {
-    registry.tool_family(&TOOLS);
-    registry.tag_model(&TAG);
-}
-
-/// `get_deepseek_v3_2_structural_tag`.
-fn tag_for(tools: &[TagTool], choice: Choice) -> Value {
+/// xgrammar's DSML structural tag (`get_deepseek_v3_2_structural_tag`,
+/// `_get_deepseek_v4_structural_tag`) in a dialect's spellings.
+fn tag_for(d: &Dialect, tools: &[TagTool], choice: Choice) -> Value {
     let invoke = |t: &TagTool| {
-        tag(&format!("{INVOKE_PREFIX}{}\">\n", t.name), content(t.schema(), "deepseek_xml"), &format!("{INVOKE_END}\n"))
+        tag(&format!("{}{}\">\n", d.invoke_prefix, t.name), content(t.schema(), "deepseek_xml"), &format!("{}\n", d.invoke_end))
     };
     let mut tags: Vec<Value> = tools.iter().map(invoke).collect();
-    let begin = format!("{FUNC_START}\n");
+    let begin = format!("{}\n", d.tool_start[0]);
     match choice {
         Choice::Auto => {
-            let block = tag(&begin, separated(tags, "", false), FUNC_END);
-            triggered(&[FUNC_START], vec![block], false, &THINK)
+            let block = tag(&begin, separated(tags, "", false), d.tool_end);
+            triggered(&[d.tool_start[0]], vec![block], false, &THINK)
         }
         Choice::Forced => sequence(vec![
             const_string(&format!("\n\n{begin}")),
             if tags.is_empty() { Value::Null } else { tags.swap_remove(0) },
-            const_string(FUNC_END),
+            const_string(d.tool_end),
         ]),
         Choice::Required => sequence(vec![
             const_string(&format!("\n\n{begin}")),
             separated(tags, "", false),
-            const_string(FUNC_END),
+            const_string(d.tool_end),
         ]),
     }
 }
@@ -282,23 +249,23 @@ mod tests {
 
     #[test]
     fn parameters_read_as_vllms_converter_reads_them() {
-        let p = |name: &str, s: &str, v: &str| format!("<｜DSML｜parameter name=\"{name}\" string=\"{s}\">{v}{PARAM_CLOSE}");
+        let p = |name: &str, s: &str, v: &str| format!("<｜DSML｜parameter name=\"{name}\" string=\"{s}\">{v}</｜DSML｜parameter>");
         let raw = format!("\n{}\n{}\n{}", p("city", "true", "Paris"), p("days", "false", "3"), p("tags", "false", "[1, 2]"));
-        assert_eq!(convert(&raw, false), r#"{"city": "Paris", "days": 3, "tags": [1, 2]}"#);
+        assert_eq!(convert(&v32::DIALECT, &raw, false), r#"{"city": "Paris", "days": 3, "tags": [1, 2]}"#);
         // Not JSON: the text; no `string`: JSON if it reads; a later
         // duplicate overwrites in place; an unclosed one ends at the next.
         let raw = format!(
-            "{}<｜DSML｜parameter name=\"n\">7{PARAM_CLOSE}<｜DSML｜parameter name=\"a\" string=\"true\">x{}",
+            "{}<｜DSML｜parameter name=\"n\">7</｜DSML｜parameter><｜DSML｜parameter name=\"a\" string=\"true\">x{}",
             p("a", "false", "not json"),
             p("b", "true", " y ")
         );
-        assert_eq!(convert(&raw, false), r#"{"a": "x", "n": 7, "b": " y "}"#);
+        assert_eq!(convert(&v32::DIALECT, &raw, false), r#"{"a": "x", "n": 7, "b": " y "}"#);
         // Streaming: a trailing open string value shows; an open JSON one
         // only once it reads.
         let open = format!("{}<｜DSML｜parameter name=\"b\" string=\"true\">Ly", p("a", "false", "1"));
-        assert_eq!(convert(&open, true), r#"{"a": 1, "b": "Ly"}"#);
+        assert_eq!(convert(&v32::DIALECT, &open, true), r#"{"a": 1, "b": "Ly"}"#);
         let open = format!("{}<｜DSML｜parameter name=\"b\" string=\"false\">[1,", p("a", "false", "1"));
-        assert_eq!(convert(&open, true), r#"{"a": 1}"#);
+        assert_eq!(convert(&v32::DIALECT, &open, true), r#"{"a": 1}"#);
     }
 
     #[test]

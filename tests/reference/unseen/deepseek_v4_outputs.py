@@ -1,6 +1,6 @@
-"""Write vllm_parser_outputs.json beside this file: the model outputs of vLLM's own DeepSeek-V4
-parser tests, in tests/reference/unseen/vllm_parser_outputs.json's schema (families for config
-deepseek_v4), to merge into that file when the deepseek_v4 mode is served. The strings are built
+"""Print the model outputs of vLLM's own DeepSeek-V4 parser tests in
+tests/reference/unseen/vllm_parser_outputs.json's schema (its `deepseek_v4` tools and families, which
+were merged from this output; `unseen/record.py` records them). The strings are built
 with the tests' own helpers (build_tool_call, _param, _invoke, _tool_calls), transcribed."""
 
 import json
@@ -214,6 +214,4 @@ data = {
         },
     ],
 }
-(Path(__file__).resolve().parent / "vllm_parser_outputs.json").write_text(
-    json.dumps(data, ensure_ascii=False, indent=1) + "\n"
-)
+print(json.dumps(data, ensure_ascii=False, indent=1))
