@@ -93,6 +93,27 @@ fn role(msg: &Value) -> Option<&str> {
     msg.get("role").and_then(Value::as_str)
 }
 
+/// `drop_thinking_messages`: before the last user turn, assistant messages
+/// lose their reasoning and messages of roles other than `keep` (and
+/// assistant) are dropped.
+fn drop_thinking_messages(messages: &[Value], keep: &[&str]) -> Vec<Value> {
+    let last_user = last_user_index(messages);
+    let mut kept = Vec::with_capacity(messages.len());
+    for (index, msg) in messages.iter().enumerate() {
+        let role = role(msg);
+        if role.is_some_and(|r| keep.contains(&r)) || index as isize >= last_user {
+            kept.push(msg.clone());
+        } else if role == Some("assistant") {
+            let mut msg = msg.clone();
+            if let Some(o) = msg.as_object_mut() {
+                o.remove("reasoning");
+            }
+            kept.push(msg);
+        }
+    }
+    kept
+}
+
 /// The index of the last user or developer message, -1 when none.
 fn last_user_index(messages: &[Value]) -> isize {
     messages.iter().rposition(|m| matches!(role(m), Some("user" | "developer"))).map_or(-1, |i| i as isize)

@@ -5,8 +5,9 @@
 use serde_json::{Map, Value};
 
 use super::{
-    last_user_index, push_response_format, push_tool_calls, py_len, py_str, repr, role, str_or_empty, tool_schemas,
-    tools_from_openai_format, EncodeError, ASSISTANT, BOS, DSML, EOS, THINK_END, THINK_START, USER,
+    drop_thinking_messages, last_user_index, push_response_format, push_tool_calls, py_len, py_str, repr, role,
+    str_or_empty, tool_schemas, tools_from_openai_format, EncodeError, ASSISTANT, BOS, DSML, EOS, THINK_END,
+    THINK_START, USER,
 };
 use crate::pycompat::truthy;
 
@@ -59,7 +60,7 @@ pub fn apply(conversation: &[Value], tools: Option<&Value>, thinking: bool) -> R
 fn encode_messages(messages: &[Value], thinking: bool, drop_thinking: bool) -> Result<String, EncodeError> {
     let dropped;
     let full = if thinking && drop_thinking {
-        dropped = drop_thinking_messages(messages);
+        dropped = drop_thinking_messages(messages, &["user", "system", "tool"]);
         &dropped
     } else {
         messages
@@ -72,28 +73,6 @@ fn encode_messages(messages: &[Value], thinking: bool, drop_thinking: bool) -> R
         render_message(index, full, thinking, last_user, &mut prompt)?;
     }
     Ok(prompt)
-}
-
-/// Earlier history loses its reasoning; messages before the last user turn
-/// that are neither user, system, tool nor assistant are dropped.
-fn drop_thinking_messages(messages: &[Value]) -> Vec<Value> {
-    let last_user = last_user_index(messages);
-    let mut kept = Vec::with_capacity(messages.len());
-    for (index, msg) in messages.iter().enumerate() {
-        match role(msg) {
-            Some("user" | "system" | "tool") => kept.push(msg.clone()),
-            _ if index as isize >= last_user => kept.push(msg.clone()),
-            Some("assistant") => {
-                let mut msg = msg.clone();
-                if let Some(o) = msg.as_object_mut() {
-                    o.remove("reasoning");
-                }
-                kept.push(msg);
-            }
-            _ => {}
-        }
-    }
-    kept
 }
 
 fn render_message(
@@ -116,28 +95,14 @@ fn render_message(
     match role(msg) {
         Some("system") => {
             prompt.push_str(&str_or_empty(content));
-            if let Some(tools) = &tools {
-                prompt.push_str("\n\n");
-                render_tools(tools, prompt);
-            }
-            if let Some(rf) = response_format {
-                prompt.push_str("\n\n");
-                push_response_format(rf, prompt);
-            }
+            push_extras(tools.as_deref(), response_format, prompt);
         }
         Some("developer") => {
             if !content.is_some_and(truthy) {
                 return Err(EncodeError::Invalid(format!("Invalid message for role `developer`: {}", repr(msg))));
             }
             prompt.push_str(USER);
-            if let Some(tools) = &tools {
-                prompt.push_str("\n\n");
-                render_tools(tools, prompt);
-            }
-            if let Some(rf) = response_format {
-                prompt.push_str("\n\n");
-                push_response_format(rf, prompt);
-            }
+            push_extras(tools.as_deref(), response_format, prompt);
             prompt.push_str("\n\n# The user's message is: ");
             prompt.push_str(&py_str(content));
             prompt.push_str(ASSISTANT);
@@ -218,10 +183,18 @@ fn render_tool_result(
     Ok(())
 }
 
-fn render_tools(functions: &[Value], prompt: &mut String) {
-    prompt.push_str(&TOOLS_HEAD.replace("{dsml}", DSML));
-    prompt.push_str(&tool_schemas(functions));
-    prompt.push_str("\n</functions>\n");
+/// A system or developer message's tools and response format.
+fn push_extras(tools: Option<&[Value]>, response_format: Option<&Value>, prompt: &mut String) {
+    if let Some(tools) = tools {
+        prompt.push_str("\n\n");
+        prompt.push_str(&TOOLS_HEAD.replace("{dsml}", DSML));
+        prompt.push_str(&tool_schemas(tools));
+        prompt.push_str("\n</functions>\n");
+    }
+    if let Some(rf) = response_format {
+        prompt.push_str("\n\n");
+        push_response_format(rf, prompt);
+    }
 }
 
 #[cfg(test)]

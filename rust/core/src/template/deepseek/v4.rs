@@ -7,8 +7,9 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    last_user_index, push_response_format, push_tool_calls, py_len, py_str, repr, role, str_or_empty, tool_schemas,
-    tools_from_openai_format, EncodeError, ASSISTANT, BOS, DSML, EOS, THINK_END, THINK_START, USER,
+    drop_thinking_messages, last_user_index, push_response_format, push_tool_calls, py_len, py_str, repr, role,
+    str_or_empty, tool_schemas, tools_from_openai_format, EncodeError, ASSISTANT, BOS, DSML, EOS, THINK_END,
+    THINK_START, USER,
 };
 use crate::pycompat::repr::repr_str;
 use crate::pycompat::truthy;
@@ -133,7 +134,8 @@ fn encode_messages(messages: Vec<Value>, options: Options) -> Result<String, Enc
     // Tools anywhere keep every turn's reasoning.
     let drop = options.drop_thinking && !messages.iter().any(|m| m.get("tools").is_some_and(truthy));
     if options.thinking && drop {
-        messages = drop_thinking_messages(messages);
+        messages =
+            drop_thinking_messages(&messages, &["user", "system", "tool", "latest_reminder", "direct_search_results"]);
     }
     let last_user = last_user_index(&messages);
     let mut prompt = String::from(BOS);
@@ -291,27 +293,6 @@ fn sort_tool_results_by_call_order(messages: &mut [Value]) {
             _ => {}
         }
     }
-}
-
-/// `_drop_thinking_messages`: before the last user turn, assistant messages
-/// lose their reasoning and messages of other roles (developer) are dropped.
-fn drop_thinking_messages(messages: Vec<Value>) -> Vec<Value> {
-    let last_user = last_user_index(&messages);
-    let mut kept = Vec::with_capacity(messages.len());
-    for (index, mut msg) in messages.into_iter().enumerate() {
-        match role(&msg) {
-            Some("user" | "system" | "tool" | "latest_reminder" | "direct_search_results") => kept.push(msg),
-            _ if index as isize >= last_user => kept.push(msg),
-            Some("assistant") => {
-                if let Some(o) = msg.as_object_mut() {
-                    o.remove("reasoning");
-                }
-                kept.push(msg);
-            }
-            _ => {}
-        }
-    }
-    kept
 }
 
 fn render_message(
