@@ -711,6 +711,37 @@ impl Core {
         Ok(text)
     }
 
+    /// A completion `suffix`: each text prompt becomes a fill-in-the-middle
+    /// prompt where the renderer writes them (`render_completion_suffix`),
+    /// after vLLM's checks, in its order.
+    fn fill_in_the_middle(&self, o: &Obj, prompts: Vec<Prompt>, suffix: &str) -> Result<Vec<Prompt>, ApiError> {
+        let set = |key: &str| o.get(key).is_some_and(|v| !v.is_null());
+        let texts = o
+            .get("prompt")
+            .is_some_and(|p| p.is_string() || p.as_array().is_some_and(|l| l.iter().all(Value::is_string)));
+        let refuse = |message: &str| Err(ApiError::invalid_param(message, "suffix"));
+        if truthy(o, "echo") {
+            return refuse("Echo is unsupported with suffix.");
+        }
+        if set("prompt_embeds") {
+            return refuse("suffix is not supported with prompt_embeds");
+        }
+        if set("truncate_prompt_tokens") {
+            return refuse("suffix is not supported with truncate_prompt_tokens");
+        }
+        if !texts {
+            return refuse("suffix requires text prompt input for FIM completion rendering");
+        }
+        let filled: Option<Vec<Prompt>> = prompts
+            .iter()
+            .map(|p| match p {
+                Prompt::Text(t) => self.fim_prompt(t, suffix).map(Prompt::Text),
+                Prompt::Ids(_) => None,
+            })
+            .collect();
+        filled.map_or_else(|| refuse("suffix is only supported for models with FIM completion rendering"), Ok)
+    }
+
     /// What a media part in a text-only model's messages gets.
     fn not_multimodal(&self) -> ApiError {
         let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
@@ -758,43 +789,10 @@ impl Core {
         if truthy(o, "use_beam_search") {
             return Err(ApiError::bad_request("Beam search is not supported by the render endpoint"));
         }
-        let mut prompts = prompts;
-        if let Some(suffix) = o.get("suffix").filter(|v| !v.is_null()) {
-            // Text prompts become fill-in-the-middle prompts where the
-            // renderer writes them (`render_completion_suffix`).
-            let set = |key: &str| o.get(key).is_some_and(|v| !v.is_null());
-            let texts = o
-                .get("prompt")
-                .is_some_and(|p| p.is_string() || p.as_array().is_some_and(|l| l.iter().all(Value::is_string)));
-            let message = if truthy(o, "echo") {
-                "Echo is unsupported with suffix."
-            } else if set("prompt_embeds") {
-                "suffix is not supported with prompt_embeds"
-            } else if set("truncate_prompt_tokens") {
-                "suffix is not supported with truncate_prompt_tokens"
-            } else if !texts {
-                "suffix requires text prompt input for FIM completion rendering"
-            } else {
-                let suffix = suffix.as_str().unwrap_or_default();
-                let filled: Option<Vec<Prompt>> = prompts
-                    .iter()
-                    .map(|p| match p {
-                        Prompt::Text(t) => self.fim_prompt(t, suffix).map(Prompt::Text),
-                        Prompt::Ids(_) => None,
-                    })
-                    .collect();
-                match filled {
-                    Some(filled) => {
-                        prompts = filled;
-                        ""
-                    }
-                    None => "suffix is only supported for models with FIM completion rendering",
-                }
-            };
-            if !message.is_empty() {
-                return Err(ApiError::invalid_param(message, "suffix"));
-            }
-        }
+        let prompts = match o.get("suffix").filter(|v| !v.is_null()) {
+            Some(suffix) => self.fill_in_the_middle(o, prompts, suffix.as_str().unwrap_or_default())?,
+            None => prompts,
+        };
         let requested = match o.get("max_tokens") {
             None | Some(Value::Null) => Some(16),
             Some(_) => opt_i64(o, "max_tokens"),
