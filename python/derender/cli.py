@@ -524,7 +524,7 @@ _ARCHITECTURE_MODES = {
 
 
 # Modes whose chat prompts DeepSeek's encoders write (tokenizer.json for the rest).
-_ENCODER_MODES = ("deepseek_v32", "deepseek_v4")
+_ENCODER_MODES = ("deepseek_v32", "deepseek_v4", "deepseek_v41")
 # The modes derender builds (`--tokenizer-mode` values it accepts besides auto).
 _BUILT_MODES = ("hf", "mistral", *_ENCODER_MODES)
 
@@ -568,8 +568,8 @@ def _tokenizer_mode(
     """The tokenizer mode to serve: vLLM chooses it from `--tokenizer-mode` and,
     under `auto`, from the tokenizer's files and the model's architecture;
     derender builds the hf mode, the mistral mode for tekken tokenizers and the
-    DeepSeek V3.2 and V4 encoder modes. Any other choice would change token ids, so it stops the
-    server, naming it."""
+    DeepSeek V3.2, V4 and V4.1 encoder modes. Any other choice would change token
+    ids, so it stops the server, naming it."""
     mode = (args.tokenizer_mode or "auto").lower()
     if mode not in ("auto", *_BUILT_MODES):
         raise SystemExit(

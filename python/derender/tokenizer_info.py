@@ -42,7 +42,7 @@ def tokenizer_info(
         config["chat_template"] = jinja.read_text(encoding="utf-8")
     # DeepSeek's encoder modes: a plain TokenizersBackend under a wrapper
     # class, loaded with `download_dir` among its kwargs.
-    wrapper = {"deepseek_v32": "DSV32", "deepseek_v4": "DSV4"}.get(mode)
+    wrapper = {"deepseek_v32": "DSV32", "deepseek_v4": "DSV4", "deepseek_v41": "DSV41"}.get(mode)
     if wrapper:
         config["download_dir"] = None
     config["truncation_side"] = "left"  # vLLM loads generating models' tokenizers so

@@ -85,6 +85,8 @@ pub enum TokenizerMode {
     DeepseekV32,
     /// ...and DeepSeek-V4's (`deepseek_v4`).
     DeepseekV4,
+    /// ...and DeepSeek-V4.1's (`deepseek_v41`).
+    DeepseekV41,
 }
 
 enum Codec {
@@ -178,7 +180,7 @@ impl Model {
     ) -> Result<Model, ModelError> {
         let (model, tokenizer) = source.resolve()?;
         let mut loaded = match mode {
-            TokenizerMode::Hf | TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4 => {
+            TokenizerMode::Hf | TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4 | TokenizerMode::DeepseekV41 => {
                 Self::load_dirs(&model, &tokenizer, hf_overrides)?
             }
             TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides)?,

@@ -113,6 +113,7 @@ impl Derenderer {
             Some("mistral") => TokenizerMode::Mistral,
             Some("deepseek_v32") => TokenizerMode::DeepseekV32,
             Some("deepseek_v4") => TokenizerMode::DeepseekV4,
+            Some("deepseek_v41") => TokenizerMode::DeepseekV41,
             Some(other) => return Err(PyValueError::new_err(format!("unknown tokenizer mode {other:?}"))),
         };
         let loaded = py

@@ -48,6 +48,7 @@ EOS = {
     "deepseek_v31": 1,
     "deepseek_v32": 1,
     "deepseek_v4": 1,
+    "deepseek_v41": 1,
     "qwen3_coder": 151645,
     "llama3": 128009,
     "mistral": 2,

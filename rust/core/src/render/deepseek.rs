@@ -1,7 +1,9 @@
 //! Chat prompts of vLLM's DeepSeek tokenizer modes (`deepseek_v32`,
-//! `deepseek_v4`): the conversation parsed as for a template (content format
-//! "string" for V3.2, "openai" for V4), then written by DeepSeek's encoder
-//! (`template::deepseek`) with the keywords vLLM's renderer passes it.
+//! `deepseek_v4`, `deepseek_v41`): the conversation parsed as for a template
+//! (content format "string" for V3.2, "openai" for V4 and V4.1), then
+//! written by DeepSeek's encoder (`template::deepseek`) with the keywords
+//! vLLM's renderer passes it. V4.1's encoder reads the request's messages
+//! themselves, once the parsing has accepted them.
 
 use serde_json::Value;
 
@@ -11,17 +13,19 @@ use crate::model::TokenizerMode;
 use crate::parse::context::ChatContext;
 use crate::pycompat::truthy;
 use crate::served::Core;
-use crate::template::deepseek::{v32, v4, EncodeError};
+use crate::template::deepseek::{v32, v4, v41, EncodeError};
 use crate::template::ContentFormat;
 
 const FIM_BEGIN: &str = "<｜fim▁begin｜>";
 const FIM_HOLE: &str = "<｜fim▁hole｜>";
 const FIM_END: &str = "<｜fim▁end｜>";
+/// The part types vLLM's chat parser names when it refuses one.
+const SUPPORTED_PARTS: &str = "audio_embeds, audio_url, image_embeds, image_pil, image_url, input_audio, input_image, input_text, output_text, prompt_embeds, refusal, text, thinking, tool_reference, video_embeds, video_url";
 
 impl Core {
     /// Whether chat prompts come from a DeepSeek encoder.
     pub(crate) fn writes_deepseek(&self) -> bool {
-        matches!(self.model.mode, TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4)
+        matches!(self.model.mode, TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4 | TokenizerMode::DeepseekV41)
     }
 
     /// The request asks the encoder for ids (`chat_template_kwargs.tokenize`):
@@ -31,11 +35,38 @@ impl Core {
         self.writes_deepseek() && ctx.request_kwargs.get("tokenize").is_some_and(truthy)
     }
 
-    /// `render_completion_suffix`: V4's fill-in-the-middle prompt, `None`
-    /// where the mode has none.
+    /// `render_completion_suffix`: V4's (and V4.1's) fill-in-the-middle
+    /// prompt, `None` where the mode has none.
     pub(crate) fn fim_prompt(&self, prompt: &str, suffix: &str) -> Option<String> {
-        (self.model.mode == TokenizerMode::DeepseekV4)
+        matches!(self.model.mode, TokenizerMode::DeepseekV4 | TokenizerMode::DeepseekV41)
             .then(|| format!("{FIM_BEGIN}{prompt}{FIM_HOLE}{suffix}{FIM_END}"))
+    }
+
+    /// Why a request's media parts are refused. V4.1 is multimodal in vLLM:
+    /// its images are tiled by a multimodal processor derender does not
+    /// build (docs/divergences.md), audio and video are limited to none, and
+    /// a file is no chat content part.
+    pub(crate) fn deepseek_media_refusal(&self, messages: &[Value]) -> ApiError {
+        if self.model.mode != TokenizerMode::DeepseekV41 {
+            return self.not_multimodal();
+        }
+        let parts = messages.iter().filter_map(|m| m.get("content")?.as_array()).flatten();
+        let kinds: Vec<&str> = parts.filter_map(|p| p.get("type")?.as_str()).collect();
+        let limited = |media: &str| {
+            ApiError::validator(&format!("At most 0 {media}(s) may be provided in one prompt."), Some(media))
+        };
+        if kinds.contains(&"file") {
+            return ApiError::invalid_param(format!("Unsupported chat content part type: 'file'. Supported types: {SUPPORTED_PARTS}. (parameter=type, value=file)"), "type");
+        }
+        if kinds.iter().any(|k| matches!(*k, "input_audio" | "audio_url" | "audio_embeds")) {
+            return limited("audio");
+        }
+        if kinds.iter().any(|k| matches!(*k, "video_url" | "video_embeds")) {
+            return limited("video");
+        }
+        ApiError::bad_request(
+            "derender does not render images: DeepSeek V4.1 expands each image through its multimodal processor, which derender does not build; send text only (messages[].content image parts)",
+        )
     }
 
     /// The tokenizer's `apply_chat_template` up to the prompt text.
@@ -45,8 +76,8 @@ impl Core {
         ctx: &ChatContext,
         tools: Option<&[Value]>,
     ) -> Result<String, ApiError> {
-        let v4 = self.model.mode == TokenizerMode::DeepseekV4;
-        let format = if v4 { ContentFormat::OpenAi } else { ContentFormat::String };
+        let mode = self.model.mode;
+        let format = if mode == TokenizerMode::DeepseekV32 { ContentFormat::String } else { ContentFormat::OpenAi };
         let conversation = messages::conversation(messages, format)?;
         // The renderer passes `conversation=` and `messages=` itself.
         for key in ["conversation", "messages"] {
@@ -67,11 +98,17 @@ impl Core {
             .cloned()
             .or_else(|| tools.map(|t| Value::Array(t.to_vec())))
             .or_else(|| kwargs.get("tools").filter(given).cloned());
-        let written = if v4 {
-            v4::apply(&conversation, tools.as_ref(), v4::Options::from_kwargs(kwargs))
-        } else {
-            let thinking = ["thinking", "enable_thinking"].iter().any(|k| kwargs.get(*k).is_some_and(truthy));
-            v32::apply(&conversation, tools.as_ref(), thinking)
+        let written = match mode {
+            TokenizerMode::DeepseekV4 => v4::apply(&conversation, tools.as_ref(), v4::Options::from_kwargs(kwargs)),
+            TokenizerMode::DeepseekV41 => {
+                // The encoder reads the calls vLLM's parsing rewrote in place.
+                let messages = messages::with_parsed_arguments(messages)?;
+                v41::Options::from_kwargs(kwargs).and_then(|options| v41::apply(&messages, tools.as_ref(), options))
+            }
+            _ => {
+                let thinking = ["thinking", "enable_thinking"].iter().any(|k| kwargs.get(*k).is_some_and(truthy));
+                v32::apply(&conversation, tools.as_ref(), thinking)
+            }
         };
         written.map_err(|e| match e {
             // vLLM answers an uncaught IndexError/KeyError 500; a bad

@@ -646,7 +646,7 @@ impl Core {
         let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
         if self.writes_deepseek() {
             if crate::wire::chat_fields::has_media_part(o) {
-                return Err(self.not_multimodal());
+                return Err(self.deepseek_media_refusal(messages));
             }
             return self.deepseek_prompt(messages, ctx, tools);
         }
@@ -743,7 +743,7 @@ impl Core {
     }
 
     /// What a media part in a text-only model's messages gets.
-    fn not_multimodal(&self) -> ApiError {
+    pub(crate) fn not_multimodal(&self) -> ApiError {
         let name = self.settings.served_model_names.first().map_or("The model", String::as_str);
         ApiError::bad_request(format!("{name} is not a multimodal model"))
     }

@@ -37,6 +37,7 @@ fn every_tag_model_vllm_names_is_registered() {
         "deepseek_v3_1",
         "deepseek_v3_2",
         "deepseek_v4",
+        "deepseek_v4_1",
         "glm_4_7",
         "harmony",
         "hermes",

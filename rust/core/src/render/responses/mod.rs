@@ -243,7 +243,10 @@ impl Core {
                         "Cannot apply chat template to an empty conversation. Provide at least one message.",
                     ));
                 }
-                if chat.get("messages").and_then(Value::as_array).is_some_and(|m| items::has_media(m)) {
+                if let Some(m) = chat.get("messages").and_then(Value::as_array).filter(|m| items::has_media(m)) {
+                    if self.model.mode == crate::model::TokenizerMode::DeepseekV41 {
+                        return Err(self.deepseek_media_refusal(m));
+                    }
                     let name = self.settings.served_model_names.first().map_or("model", String::as_str);
                     return Err(ApiError::bad_request(format!("{name} is not a multimodal model")));
                 }

@@ -6,6 +6,7 @@
 
 pub mod v32;
 pub mod v4;
+pub mod v41;
 
 use serde_json::Value;
 
@@ -32,13 +33,24 @@ pub enum EncodeError {
     Internal(String),
 }
 
+/// A version's DSML tag names (V4.1 spells them with a leading space).
+struct Tags {
+    block: &'static str,
+    invoke: &'static str,
+    parameter: &'static str,
+}
+
+const V32_TAGS: Tags = Tags { block: "function_calls", invoke: "invoke", parameter: "parameter" };
+const V4_TAGS: Tags = Tags { block: "tool_calls", invoke: "invoke", parameter: "parameter" };
+
 /// `"\n\n<DSML>{block}>\n" + invokes + "\n</DSML>{block}>"`: an assistant
 /// message's calls, each `<DSML>invoke name="N">` over its parameters
 /// (strings as written, anything else as JSON).
-fn push_tool_calls(calls: &Value, block: &str, prompt: &mut String) -> Result<(), EncodeError> {
+fn push_tool_calls(calls: &Value, tags: &Tags, prompt: &mut String) -> Result<(), EncodeError> {
     let Value::Array(calls) = calls else {
         return Err(EncodeError::Invalid("tool_calls must be a list".into()));
     };
+    let Tags { block, invoke, parameter } = tags;
     prompt.push_str(&format!("\n\n<{DSML}{block}>\n"));
     for (i, call) in calls.iter().enumerate() {
         if i > 0 {
@@ -46,7 +58,7 @@ fn push_tool_calls(calls: &Value, block: &str, prompt: &mut String) -> Result<()
         }
         let function = call.get("function");
         let name = function.and_then(|f| f.get("name"));
-        prompt.push_str(&format!("<{DSML}invoke name=\"{}\">\n", py_str(name)));
+        prompt.push_str(&format!("<{DSML}{invoke} name=\"{}\">\n", py_str(name)));
         let arguments = function.and_then(|f| f.get("arguments")).and_then(Value::as_object);
         for (j, (key, value)) in arguments.into_iter().flatten().enumerate() {
             if j > 0 {
@@ -56,12 +68,62 @@ fn push_tool_calls(calls: &Value, block: &str, prompt: &mut String) -> Result<()
                 Value::String(s) => ("true", s.clone()),
                 other => ("false", dumps(other)),
             };
-            prompt.push_str(&format!("<{DSML}parameter name=\"{key}\" string=\"{is_str}\">{text}</{DSML}parameter>"));
+            prompt
+                .push_str(&format!("<{DSML}{parameter} name=\"{key}\" string=\"{is_str}\">{text}</{DSML}{parameter}>"));
         }
-        prompt.push_str(&format!("\n</{DSML}invoke>"));
+        prompt.push_str(&format!("\n</{DSML}{invoke}>"));
     }
     prompt.push_str(&format!("\n</{DSML}{block}>"));
     Ok(())
+}
+
+/// V4's and V4.1's `TOOLS_TEMPLATE` up to the schemas.
+const TOOLS_HEAD: &str = r#"## Tools
+
+You have access to a set of tools to help answer the user's question. You can invoke tools by writing a "<{dsml}{block}>" block like the following:
+
+<{dsml}{block}>
+<{dsml}{invoke} name="$TOOL_NAME">
+<{dsml}{param} name="$PARAMETER_NAME" string="true|false">$PARAMETER_VALUE</{dsml}{param}>
+...
+</{dsml}{invoke}>
+<{dsml}{invoke} name="$TOOL_NAME2">
+...
+</{dsml}{invoke}>
+</{dsml}{block}>
+
+String parameters should be specified as is and set `string="true"`. For all other types (numbers, booleans, arrays, objects), pass the value in JSON format and set `string="false"`.
+
+If thinking_mode is enabled (triggered by {think}), you MUST output your complete reasoning inside {think}...{/think} BEFORE any tool calls or final response.
+
+Otherwise, output directly after {/think} with tool calls or final response.
+
+### Available Tool Schemas
+
+"#;
+const TOOLS_TAIL: &str =
+    "\n\nYou MUST strictly follow the above defined tool name and parameter schemas to invoke tool calls.\n";
+
+/// V4's and V4.1's system or developer message extras: the tools block and
+/// the response format.
+fn push_extras(tools: Option<&[Value]>, response_format: Option<&Value>, tags: &Tags, prompt: &mut String) {
+    if let Some(tools) = tools {
+        prompt.push_str("\n\n");
+        let head = TOOLS_HEAD
+            .replace("{dsml}", DSML)
+            .replace("{block}", tags.block)
+            .replace("{invoke}", tags.invoke)
+            .replace("{param}", tags.parameter)
+            .replace("{think}", THINK_START)
+            .replace("{/think}", THINK_END);
+        prompt.push_str(&head);
+        prompt.push_str(&tool_schemas(tools));
+        prompt.push_str(TOOLS_TAIL);
+    }
+    if let Some(rf) = response_format {
+        prompt.push_str("\n\n");
+        push_response_format(rf, prompt);
+    }
 }
 
 /// `[tool["function"] for tool in tools]`.
@@ -93,11 +155,10 @@ fn role(msg: &Value) -> Option<&str> {
     msg.get("role").and_then(Value::as_str)
 }
 
-/// `drop_thinking_messages`: before the last user turn, assistant messages
-/// lose their reasoning and messages of roles other than `keep` (and
-/// assistant) are dropped.
-fn drop_thinking_messages(messages: &[Value], keep: &[&str]) -> Vec<Value> {
-    let last_user = last_user_index(messages);
+/// `drop_thinking_messages`: before the last user turn (`last_user`),
+/// assistant messages lose their reasoning (the `reasoning` key) and
+/// messages of roles other than `keep` (and assistant) are dropped.
+fn drop_thinking_messages(messages: &[Value], keep: &[&str], last_user: isize, reasoning: &str) -> Vec<Value> {
     let mut kept = Vec::with_capacity(messages.len());
     for (index, msg) in messages.iter().enumerate() {
         let role = role(msg);
@@ -106,7 +167,7 @@ fn drop_thinking_messages(messages: &[Value], keep: &[&str]) -> Vec<Value> {
         } else if role == Some("assistant") {
             let mut msg = msg.clone();
             if let Some(o) = msg.as_object_mut() {
-                o.remove("reasoning");
+                o.remove(reasoning);
             }
             kept.push(msg);
         }
@@ -154,6 +215,19 @@ fn not_subscriptable(value: &Value) -> String {
         _ => "int",
     };
     format!("'{kind}' object is not subscriptable")
+}
+
+/// `type(value).__name__`.
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
 }
 
 /// The error texts quote messages as Python prints a dict.

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::{
     drop_thinking_messages, last_user_index, push_response_format, push_tool_calls, py_len, py_str, repr, role,
     str_or_empty, tool_schemas, tools_from_openai_format, EncodeError, ASSISTANT, BOS, DSML, EOS, THINK_END,
-    THINK_START, USER,
+    THINK_START, USER, V32_TAGS,
 };
 use crate::pycompat::truthy;
 
@@ -60,7 +60,7 @@ pub fn apply(conversation: &[Value], tools: Option<&Value>, thinking: bool) -> R
 fn encode_messages(messages: &[Value], thinking: bool, drop_thinking: bool) -> Result<String, EncodeError> {
     let dropped;
     let full = if thinking && drop_thinking {
-        dropped = drop_thinking_messages(messages, &["user", "system", "tool"]);
+        dropped = drop_thinking_messages(messages, &["user", "system", "tool"], last_user_index(messages), "reasoning");
         &dropped
     } else {
         messages
@@ -131,7 +131,7 @@ fn render_message(
             }
             prompt.push_str(&str_or_empty(content));
             if let Some(calls) = calls {
-                push_tool_calls(calls, "function_calls", prompt)?;
+                push_tool_calls(calls, &V32_TAGS, prompt)?;
             }
             // (`prefix`, which would leave the message open, never survives
             // vLLM's message parsing.)

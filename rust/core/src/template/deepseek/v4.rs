@@ -7,16 +7,15 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    drop_thinking_messages, last_user_index, push_response_format, push_tool_calls, py_len, py_str, repr, role,
-    str_or_empty, tool_schemas, tools_from_openai_format, EncodeError, ASSISTANT, BOS, DSML, EOS, THINK_END,
-    THINK_START, USER,
+    drop_thinking_messages, last_user_index, push_extras, push_tool_calls, py_len, py_str, repr, role, str_or_empty,
+    tools_from_openai_format, type_name, EncodeError, ASSISTANT, BOS, EOS, THINK_END, THINK_START, USER, V4_TAGS,
 };
 use crate::pycompat::repr::repr_str;
 use crate::pycompat::truthy;
 
-const LATEST_REMINDER: &str = "<｜latest_reminder｜>";
+pub(super) const LATEST_REMINDER: &str = "<｜latest_reminder｜>";
 /// `DS_TASK_SP_TOKENS`, in the order vLLM's error lists them (a Python set's).
-const TASKS: [(&str, &str); 6] = [
+pub(super) const TASKS: [(&str, &str); 6] = [
     ("authority", "<｜authority｜>"),
     ("domain", "<｜domain｜>"),
     ("read_url", "<｜read_url｜>"),
@@ -24,39 +23,12 @@ const TASKS: [(&str, &str); 6] = [
     ("title", "<｜title｜>"),
     ("query", "<｜query｜>"),
 ];
-const IMAGE_PLACEHOLDER: &str = "<｜deepseek_image｜>";
+pub(super) const IMAGE_PLACEHOLDER: &str = "<｜deepseek_image｜>";
 
 /// `REASONING_EFFORT_PROMPTS["high"]`.
 const EFFORT_HIGH: &str = "Reasoning Effort: Absolute maximum with no shortcuts permitted.\nYou MUST be very thorough in your thinking and comprehensively decompose the problem to resolve the root cause, rigorously stress-testing your logic against all potential paths, edge cases, and adversarial scenarios.\nExplicitly write out your entire deliberation process, documenting every intermediate step, considered alternative, and rejected hypothesis to ensure absolutely no assumption is left unchecked.\n\n";
 /// `REASONING_EFFORT_PROMPTS["max"]`.
 const EFFORT_MAX: &str = "Reasoning Effort: Beyond maximum — exhaustive, relentless, and uncompromising.\nYou MUST reason with the utmost depth and rigor, leaving absolutely nothing to chance: exhaustively decompose the problem into its most fundamental components, trace every causal chain to its root, and resolve the underlying cause rather than any surface symptom.\nDo not stop reasoning until you have independently verified the solution from multiple angles and are certain that no assumption remains unchecked and no error remains undiscovered.\n\n";
-
-/// `TOOLS_TEMPLATE` up to the schemas, `{dsml}`, `{think}`, `{/think}` to fill.
-const TOOLS_HEAD: &str = r#"## Tools
-
-You have access to a set of tools to help answer the user's question. You can invoke tools by writing a "<{dsml}tool_calls>" block like the following:
-
-<{dsml}tool_calls>
-<{dsml}invoke name="$TOOL_NAME">
-<{dsml}parameter name="$PARAMETER_NAME" string="true|false">$PARAMETER_VALUE</{dsml}parameter>
-...
-</{dsml}invoke>
-<{dsml}invoke name="$TOOL_NAME2">
-...
-</{dsml}invoke>
-</{dsml}tool_calls>
-
-String parameters should be specified as is and set `string="true"`. For all other types (numbers, booleans, arrays, objects), pass the value in JSON format and set `string="false"`.
-
-If thinking_mode is enabled (triggered by {think}), you MUST output your complete reasoning inside {think}...{/think} BEFORE any tool calls or final response.
-
-Otherwise, output directly after {/think} with tool calls or final response.
-
-### Available Tool Schemas
-
-"#;
-const TOOLS_TAIL: &str =
-    "\n\nYou MUST strictly follow the above defined tool name and parameter schemas to invoke tool calls.\n";
 
 /// How much the model is asked to reason: the preamble of the first
 /// message in thinking mode.
@@ -134,8 +106,8 @@ fn encode_messages(messages: Vec<Value>, options: Options) -> Result<String, Enc
     // Tools anywhere keep every turn's reasoning.
     let drop = options.drop_thinking && !messages.iter().any(|m| m.get("tools").is_some_and(truthy));
     if options.thinking && drop {
-        messages =
-            drop_thinking_messages(&messages, &["user", "system", "tool", "latest_reminder", "direct_search_results"]);
+        let keep = ["user", "system", "tool", "latest_reminder", "direct_search_results"];
+        messages = drop_thinking_messages(&messages, &keep, last_user_index(&messages), "reasoning");
     }
     let last_user = last_user_index(&messages);
     let mut prompt = String::from(BOS);
@@ -181,18 +153,6 @@ fn shown_type(kind: &Value) -> String {
     match kind {
         Value::String(s) => repr_str(s),
         other => repr(other),
-    }
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
     }
 }
 
@@ -248,7 +208,7 @@ fn last_blocks(merged: &mut [Value]) -> Option<&mut Vec<Value>> {
 /// `sort_tool_results_by_call_order`: a turn's tool results in the order of
 /// the calls of the assistant message before it, by call id (unknown ids
 /// count as the first call; the sort is stable).
-fn sort_tool_results_by_call_order(messages: &mut [Value]) {
+pub(super) fn sort_tool_results_by_call_order(messages: &mut [Value]) {
     let mut order: Vec<(String, usize)> = Vec::new();
     for msg in messages.iter_mut() {
         match role(msg) {
@@ -319,7 +279,7 @@ fn render_message(
     match own {
         Some("system") => {
             prompt.push_str(&str_or_empty(content));
-            push_extras(tools.as_deref(), response_format, prompt);
+            push_extras(tools.as_deref(), response_format, &V4_TAGS, prompt);
         }
         Some("developer") => {
             if !content.is_some_and(truthy) {
@@ -327,7 +287,7 @@ fn render_message(
             }
             prompt.push_str(USER);
             prompt.push_str(&py_str(content));
-            push_extras(tools.as_deref(), response_format, prompt);
+            push_extras(tools.as_deref(), response_format, &V4_TAGS, prompt);
         }
         Some("user") => {
             prompt.push_str(USER);
@@ -357,7 +317,7 @@ fn render_message(
             }
             prompt.push_str(&str_or_empty(content));
             if let Some(calls) = msg.get("tool_calls").filter(|c| truthy(c)) {
-                push_tool_calls(calls, "tool_calls", prompt)?;
+                push_tool_calls(calls, &V4_TAGS, prompt)?;
             }
             prompt.push_str(EOS);
         }
@@ -399,22 +359,6 @@ fn render_message(
     Ok(())
 }
 
-/// A system or developer message's tools and response format.
-fn push_extras(tools: Option<&[Value]>, response_format: Option<&Value>, prompt: &mut String) {
-    if let Some(tools) = tools {
-        prompt.push_str("\n\n");
-        prompt.push_str(
-            &TOOLS_HEAD.replace("{dsml}", DSML).replace("{think}", THINK_START).replace("{/think}", THINK_END),
-        );
-        prompt.push_str(&tool_schemas(tools));
-        prompt.push_str(TOOLS_TAIL);
-    }
-    if let Some(rf) = response_format {
-        prompt.push_str("\n\n");
-        push_response_format(rf, prompt);
-    }
-}
-
 /// One block of a merged user turn.
 fn block_text(block: &Value) -> String {
     let kind = block.get("type").and_then(Value::as_str);
@@ -443,6 +387,7 @@ fn block_text(block: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::{DSML, TOOLS_TAIL};
     use super::*;
 
     fn encode(messages: Value, tools: Option<Value>, kwargs: Value) -> Result<String, EncodeError> {

@@ -14,10 +14,12 @@
 //! `string="true"` values are kept as written, others read as JSON (falling
 //! back to the text). Arguments wrapped in a lone `arguments` / `input` key
 //! the tool does not declare are unwrapped (`_unwrap_wrapper_args`). V4 adds
-//! `<think>` reasoning to the same engine. Each version is a `Dialect`.
+//! `<think>` reasoning to the same engine; V4.1 respells V4's names with a
+//! leading space (`<｜DSML｜ calls>`). Each version is a `Dialect`.
 
 mod v32;
 mod v4;
+mod v41;
 
 use serde_json::{Map, Value};
 
@@ -35,11 +37,14 @@ pub struct Dialect {
     pub invoke_end: &'static str,
     pub param_start: &'static str,
     pub param_close: &'static str,
+    /// The content style of its structural tag's arguments.
+    pub xml_style: &'static str,
 }
 
 pub(super) fn register(registry: &mut Registry) {
     v32::register(registry);
     v4::register(registry);
+    v41::register(registry);
 }
 
 /// The tool states' transitions, shared by every version.
@@ -221,7 +226,7 @@ fn unwrap_wrapper(args_json: String, props: Option<&Properties>) -> String {
 /// `_get_deepseek_v4_structural_tag`) in a dialect's spellings.
 fn tag_for(d: &Dialect, tools: &[TagTool], choice: Choice) -> Value {
     let invoke = |t: &TagTool| {
-        tag(&format!("{}{}\">\n", d.invoke_prefix, t.name), content(t.schema(), "deepseek_xml"), &format!("{}\n", d.invoke_end))
+        tag(&format!("{}{}\">\n", d.invoke_prefix, t.name), content(t.schema(), d.xml_style), &format!("{}\n", d.invoke_end))
     };
     let mut tags: Vec<Value> = tools.iter().map(invoke).collect();
     let begin = format!("{}\n", d.tool_start[0]);

@@ -17,6 +17,7 @@ pub(super) static DIALECT: Dialect = Dialect {
     invoke_end: "</｜DSML｜invoke>",
     param_start: "<｜DSML｜parameter",
     param_close: "</｜DSML｜parameter>",
+    xml_style: "deepseek_xml",
 };
 
 fn build() -> EngineConfig {

@@ -23,11 +23,13 @@ static DIALECT: Dialect = Dialect {
     invoke_end: "</｜DSML｜invoke>",
     param_start: "<｜DSML｜parameter",
     param_close: "</｜DSML｜parameter>",
+    xml_style: "deepseek_xml",
 };
 
-fn build(thinking: bool) -> EngineConfig {
+/// V4's engine in a dialect's spellings (V4.1 respells it).
+pub(super) fn build(name: &'static str, d: &'static Dialect, args: &'static ArgSyntax, thinking: bool) -> EngineConfig {
     let mut terminals = vec![("THINK_START", vec!["<think>"]), ("THINK_END", vec!["</think>"])];
-    terminals.extend(tool_terminals(&DIALECT));
+    terminals.extend(tool_terminals(d));
     let mut transitions = vec![
         ((S::Content, "THINK_START"), tr(S::Reasoning, &[E::ReasoningStart])),
         // A bare `</think>`, or a second `<think>`, is absorbed.
@@ -39,13 +41,13 @@ fn build(thinking: bool) -> EngineConfig {
     ];
     transitions.extend(tool_transitions());
     EngineConfig {
-        name: "deepseek_v4",
+        name,
         terminals,
         token_id_terminals: vec![
             ("THINK_START", "<think>"),
             ("THINK_END", "</think>"),
-            ("TOOL_START", DIALECT.tool_start[0]),
-            ("TOOL_END", DIALECT.tool_end),
+            ("TOOL_START", d.tool_start[0]),
+            ("TOOL_END", d.tool_end),
         ],
         transitions,
         content_events: vec![
@@ -61,7 +63,7 @@ fn build(thinking: bool) -> EngineConfig {
         preserve_tokens: Vec::new(),
         turn_boundary_tokens: Vec::new(),
         strip_trailing_reasoning_whitespace: true,
-        arg_syntax: Some(&ARGS),
+        arg_syntax: Some(args),
         validate_tool_names: false,
         strip_tool_names: false,
         drop_whitespace_only_content_before_tools: true,
@@ -72,12 +74,12 @@ fn build(thinking: bool) -> EngineConfig {
 
 pub fn config(thinking: bool) -> &'static EngineConfig {
     static CONFIGS: ByThinking = ByThinking::new();
-    CONFIGS.get(thinking, build)
+    CONFIGS.get(thinking, |thinking| build("deepseek_v4", &DIALECT, &ARGS, thinking))
 }
 
 /// `thinking or enable_thinking` (on when neither is given), off for a
 /// `reasoning_effort` of "none".
-fn thinking(ctx: &ChatContext) -> bool {
+pub(super) fn thinking(ctx: &ChatContext) -> bool {
     ctx.thinking_or_enable_thinking()
         && ctx.template_kwargs.get("reasoning_effort").and_then(serde_json::Value::as_str) != Some("none")
 }
@@ -88,6 +90,15 @@ static ARGS: ArgSyntax = arg_syntax(|raw, partial, props| Some(unwrap_wrapper(co
 // `deepseek_v4` structural tag.
 
 fn reasoning(ctx: &ChatContext, model: &Arc<Model>) -> EngineReasoning {
+    reasoning_with(config, ctx, model)
+}
+
+/// The reasoning side of a V4-style engine.
+pub(super) fn reasoning_with(
+    config: fn(bool) -> &'static EngineConfig,
+    ctx: &ChatContext,
+    model: &Arc<Model>,
+) -> EngineReasoning {
     let thinking = thinking(ctx);
     let mut engine = EngineReasoning::new(config(thinking), model.clone());
     // Thinking off: vLLM's stream reads the prompt's `</think>` and hands
