@@ -313,8 +313,9 @@ class Recorder:
             L = len(lane_ids)
             if chunking in ("tok1", "finish_only", "usage", "cont_usage", "logprobs", "return_ids"):
                 lens = [1] * L
-            elif chunking == "tok3":
-                lens = [min(3, L - i) for i in range(0, L, 3)]
+            elif chunking.startswith("tok") and chunking[3:].isdigit():  # tok2, tok3, tok7, ...
+                k = int(chunking[3:])
+                lens = [min(k, L - i) for i in range(0, L, k)]
             elif chunking == "all":
                 lens = [L]
             else:  # rand, n2
