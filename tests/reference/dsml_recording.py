@@ -315,6 +315,9 @@ class Recorder:
                 lens = [1] * L
             elif chunking == "tok3":
                 lens = [min(3, L - i) for i in range(0, L, 3)]
+            elif chunking in ("tok2", "tok7"):
+                k = int(chunking[3:])
+                lens = [min(k, L - i) for i in range(0, L, k)]
             elif chunking == "all":
                 lens = [L]
             else:  # rand, n2
