@@ -64,7 +64,9 @@ def tokenizer_info(
     if hub_class == "Qwen2Tokenizer":
         cls = hub_class
         config = {**{k: config.get(k, d) for k, d in _QWEN2_FIRST.items()}, **config}
-    return {"tokenizer_class": f"TokenizerPoolCached{cls}", **_contents(config)}
+    # The inkling mode's registry entry loads a cached tokenizer, no pool.
+    pool = "" if mode == "inkling" else "TokenizerPool"
+    return {"tokenizer_class": f"{pool}Cached{cls}", **_contents(config)}
 
 
 def _contents(value: Any) -> Any:

@@ -26,6 +26,7 @@ pub enum ModelError {
     #[error("tokenizer mode mistral: derender renders requests for tekken v13 tokenizers (Magistral, Mistral Small 3.2, Devstral); {0} is v{1}")]
     TekkenVersion(PathBuf, u32),
     /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
+    /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
     #[error("--hf-overrides: The text_config extracted from the model config does not have `num_attention_heads` attribute. This indicates a mismatch between the model config and vLLM's expectations. Please ensure that the model config is compatible with vLLM.")]
     TextConfig,
 }
@@ -87,6 +88,9 @@ pub enum TokenizerMode {
     DeepseekV4,
     /// ...and DeepSeek-V4.1's (`deepseek_v41`).
     DeepseekV41,
+    /// `tokenizer.json` under Inkling's encoding, which writes ids, not a
+    /// prompt text (`inkling`).
+    Inkling,
 }
 
 enum Codec {
@@ -183,6 +187,7 @@ impl Model {
             TokenizerMode::Hf | TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4 | TokenizerMode::DeepseekV41 => {
                 Self::load_dirs(&model, &tokenizer, hf_overrides)?
             }
+            TokenizerMode::Inkling => Self::load_dirs(&model, &tokenizer, hf_overrides)?,
             TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides)?,
         };
         loaded.mode = mode;

@@ -287,6 +287,8 @@ pub struct Core {
     pub(crate) anthropic_probes: std::sync::OnceLock<Probes>,
     /// A `gpt_oss` model's prompts are Harmony's, not a template's.
     pub(crate) harmony: Option<Harmony>,
+    /// The inkling mode's block markers in this vocabulary.
+    pub(crate) inkling: Option<crate::template::inkling::Markers>,
 }
 
 impl Core {
@@ -295,8 +297,12 @@ impl Core {
         let source = settings.chat_template.as_deref().or(model.chat_template.as_deref());
         let template = source.map(ChatTemplate::new).transpose()?;
         let harmony = Harmony::load(&model);
+        let inkling = (model.mode == crate::model::TokenizerMode::Inkling)
+            .then(|| crate::template::inkling::Markers::find(|s| model.tokenizer.token_to_id(s)))
+            .transpose()
+            .map_err(|e| TemplateError::Renderer("inkling", e))?;
         let model = std::sync::Arc::new(model);
-        Ok(Core { model, settings, template, anthropic_probes: std::sync::OnceLock::new(), harmony })
+        Ok(Core { model, settings, template, anthropic_probes: std::sync::OnceLock::new(), harmony, inkling })
     }
 
     /// `_check_model`: a named model must be one we serve.

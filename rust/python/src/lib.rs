@@ -114,6 +114,7 @@ impl Derenderer {
             Some("deepseek_v32") => TokenizerMode::DeepseekV32,
             Some("deepseek_v4") => TokenizerMode::DeepseekV4,
             Some("deepseek_v41") => TokenizerMode::DeepseekV41,
+            Some("inkling") => TokenizerMode::Inkling,
             Some(other) => return Err(PyValueError::new_err(format!("unknown tokenizer mode {other:?}"))),
         };
         let loaded = py

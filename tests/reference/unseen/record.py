@@ -49,6 +49,7 @@ EOS = {
     "deepseek_v32": 1,
     "deepseek_v4": 1,
     "deepseek_v41": 1,
+    "inkling": 200006,
     "qwen3_coder": 151645,
     "llama3": 128009,
     "mistral": 2,

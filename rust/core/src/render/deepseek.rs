@@ -88,16 +88,7 @@ impl Core {
             }
         }
         let kwargs = &ctx.template_kwargs;
-        // `tools=`: the request's kwargs, else its tools, else the server's
-        // default kwargs.
-        let given = |v: &&Value| !v.is_null();
-        let tools = ctx
-            .request_kwargs
-            .get("tools")
-            .filter(given)
-            .cloned()
-            .or_else(|| tools.map(|t| Value::Array(t.to_vec())))
-            .or_else(|| kwargs.get("tools").filter(given).cloned());
+        let tools = super::tools_keyword(ctx, tools);
         let written = match mode {
             TokenizerMode::DeepseekV4 => v4::apply(&conversation, tools.as_ref(), v4::Options::from_kwargs(kwargs)),
             TokenizerMode::DeepseekV41 => {

@@ -4,6 +4,7 @@
 mod anthropic;
 mod anthropic_check;
 mod deepseek;
+mod inkling;
 mod messages;
 mod mistral;
 mod responses;
@@ -24,6 +25,41 @@ use crate::template::harmony::{self, Harmony};
 pub use crate::template::{ChatTemplate, TemplateError};
 use crate::wire::request::{request_fields, request_prechecks, Api, Obj, OutputOptions};
 use sampling::Sampling;
+
+/// A rendered prompt's ids cut as `TokenizeParams` cuts them:
+/// `truncate_prompt_tokens` (-1: the longest prompt that leaves room for
+/// output) from `truncation_side` (left by default).
+fn truncate_ids(o: &Obj, mut ids: Vec<u32>, truncate: Option<i64>, max_input: i64, max_out: Option<i64>) -> Vec<u32> {
+    if let Some(t) = truncate {
+        let keep = if t < 0 {
+            if max_out == Some(0) {
+                max_input
+            } else {
+                (max_input - 1).max(0)
+            }
+        } else {
+            t
+        } as usize;
+        if keep < ids.len() {
+            let left = o.get("truncation_side").and_then(Value::as_str).is_none_or(|side| side == "left");
+            ids = if left { ids[ids.len() - keep..].to_vec() } else { ids[..keep].to_vec() };
+        }
+    }
+    ids
+}
+
+/// The `tools=` keyword vLLM's code renderers read: the request's
+/// `chat_template_kwargs.tools`, else its tools, else the server's default
+/// kwargs' tools.
+fn tools_keyword(ctx: &ChatContext, tools: Option<&[Value]>) -> Option<Value> {
+    let given = |v: &&Value| !v.is_null();
+    ctx.request_kwargs
+        .get("tools")
+        .filter(given)
+        .cloned()
+        .or_else(|| tools.map(|t| Value::Array(t.to_vec())))
+        .or_else(|| ctx.template_kwargs.get("tools").filter(given).cloned())
+}
 
 /// The body as an object, with FastAPI's errors for a missing or non-object body.
 pub(crate) fn body_object(body: Option<&Value>) -> Result<&Obj, ApiError> {
@@ -318,10 +354,17 @@ impl Core {
                     ));
                 }
                 self.check_output_budget(max_out, max_param)?;
-                let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
-                let tokenized = self.deepseek_tokenized(&ctx);
-                let add_special = !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
-                self.encode_prompt(o, &text, add_special, max_out)?
+                if self.writes_inkling() {
+                    let truncate = self.truncate_prompt_tokens(o)?;
+                    let ids = self.inkling_ids(o, &ctx, tool_dicts.as_deref())?;
+                    (truncate_ids(o, ids, truncate, self.settings.max_model_len as i64, max_out), Value::Null)
+                } else {
+                    let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
+                    let tokenized = self.deepseek_tokenized(&ctx);
+                    let add_special =
+                        !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
+                    self.encode_prompt(o, &text, add_special, max_out)?
+                }
             }
         };
         if ids.is_empty() {
@@ -456,25 +499,9 @@ impl Core {
         let cut = mistral::truncate_call_ids(raw)?;
         mistral::check_request_params(o)?;
         self.check_output_budget(max_out, max_param)?;
-        let max_input = self.settings.max_model_len as i64;
         let truncate = self.truncate_prompt_tokens(o)?;
-        let mut ids = self.mistral_ids(o, tekken, &cut, tools)?;
-        if let Some(t) = truncate {
-            let keep = if t < 0 {
-                if max_out == Some(0) {
-                    max_input
-                } else {
-                    (max_input - 1).max(0)
-                }
-            } else {
-                t
-            } as usize;
-            if keep < ids.len() {
-                let left = o.get("truncation_side").and_then(Value::as_str).is_none_or(|side| side == "left");
-                ids = if left { ids[ids.len() - keep..].to_vec() } else { ids[..keep].to_vec() };
-            }
-        }
-        Ok(ids)
+        let ids = self.mistral_ids(o, tekken, &cut, tools)?;
+        Ok(truncate_ids(o, ids, truncate, self.settings.max_model_len as i64, max_out))
     }
 
     /// `MistralTokenizer.apply_chat_template` over the request's messages

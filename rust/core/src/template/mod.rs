@@ -6,6 +6,7 @@
 mod content_format;
 pub mod deepseek;
 pub mod harmony;
+pub mod inkling;
 
 pub use content_format::ContentFormat;
 
@@ -26,6 +27,9 @@ pub enum TemplateError {
     /// The template does not compile.
     #[error("invalid chat template: {0}")]
     Syntax(String),
+    /// A code renderer cannot be built for the vocabulary.
+    #[error("tokenizer mode {0}: {1}")]
+    Renderer(&'static str, String),
 }
 
 /// A compiled chat template.

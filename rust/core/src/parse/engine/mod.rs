@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 pub type Properties = Map<String, Value>;
 
 mod factory;
+pub mod json_member;
 mod lexer;
 pub mod marker;
 mod reasoning;

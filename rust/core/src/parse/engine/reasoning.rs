@@ -148,7 +148,12 @@ impl EngineReasoning {
 
     /// Start the stream inside reasoning (a prompt that left it open).
     pub fn start_in_reasoning(&mut self) {
-        self.engine.reset(Some(State::Reasoning));
+        self.start_in(State::Reasoning);
+    }
+
+    /// Start the stream in `state` (where the prompt left the format).
+    pub fn start_in(&mut self, state: State) {
+        self.engine.reset(Some(state));
         self.streaming_initialized = true;
     }
 

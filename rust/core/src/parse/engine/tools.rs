@@ -46,6 +46,12 @@ pub struct EngineTools {
     /// Batch arguments from a call's raw body where the family reads them
     /// its own way (Mistral's `_extract_args_json`); `None`: the engine's.
     pub batch_args: Option<fn(&str) -> String>,
+    /// The keys a JSON call body's arguments may sit under
+    /// (`_extract_args_value`; Inkling's wrapper uses `args`).
+    pub args_keys: &'static [&'static str],
+    /// Batch keeps the text that follows calls in one pass (Inkling's
+    /// `_single_pass_parse` flushes the engine's deferred content).
+    pub batch_text_after_calls: bool,
     /// A new call's id (`_ensure_tool_id`).
     pub call_id: fn() -> String,
     /// Where the family's multi-token markers begin (`<|plamo:`): a marker
@@ -175,6 +181,8 @@ impl EngineTools {
             first_arg_chunk_streams: false,
             empty_names: false,
             batch_args: None,
+            args_keys: &["arguments", "parameters"],
+            batch_text_after_calls: false,
             call_id: random_tool_call_id,
             unfinished_marker: None,
             config,
@@ -566,13 +574,13 @@ impl EngineTools {
             let args = if let Some(read) = self.batch_args.filter(|_| !raw.trim().is_empty()) {
                 read(&raw)
             } else if name.is_empty() && !raw.trim().is_empty() {
-                let (n, a) = name_and_args(&raw);
+                let (n, a) = name_and_args(&raw, self.args_keys);
                 name = n;
                 a
             } else if !raw.trim().is_empty() {
                 match self.config.arg_syntax {
                     Some(syntax) => (syntax.convert)(&raw, false, call_properties(&self.tools, &self.slots, &raw))
-                        .unwrap_or_else(|| name_and_args(&raw).1),
+                        .unwrap_or_else(|| name_and_args(&raw, self.args_keys).1),
                     // JSON arguments (Kimi's `_extract_args_json`): the text, stripped.
                     None => raw.trim().to_string(),
                 }
@@ -593,12 +601,12 @@ impl EngineTools {
 }
 
 /// `_extract_name_and_args` for a JSON body.
-fn name_and_args(raw: &str) -> (String, String) {
+fn name_and_args(raw: &str, keys: &[&str]) -> (String, String) {
     let raw = raw.trim();
     let Some(Value::Object(o)) = loads(raw) else { return (String::new(), raw.to_string()) };
     let name = o.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-    for key in ["arguments", "parameters"] {
-        if let Some(v) = o.get(key) {
+    for key in keys {
+        if let Some(v) = o.get(*key) {
             return (name, v.as_str().map_or_else(|| dumps(v), str::to_string));
         }
     }
@@ -655,6 +663,8 @@ impl ToolParser for EngineTools {
         fresh.unfinished_marker = self.unfinished_marker;
         fresh.empty_names = self.empty_names;
         fresh.batch_args = self.batch_args;
+        fresh.args_keys = self.args_keys;
+        fresh.batch_text_after_calls = self.batch_text_after_calls;
         fresh.call_id = self.call_id;
         fresh.check_skip(ctx);
         fresh.reset(Some(State::Content));
@@ -664,7 +674,11 @@ impl ToolParser for EngineTools {
         let delta = fresh.events_to_delta(events, true);
         let calls = fresh.extracted();
         let tools_called = !calls.is_empty();
-        let content = delta.and_then(|d| d.content).and_then(|c| {
+        let mut content = delta.and_then(|d| d.content);
+        if self.batch_text_after_calls && !fresh.deferred_content.is_empty() {
+            content = Some(content.unwrap_or_default() + &fresh.deferred_content);
+        }
+        let content = content.and_then(|c| {
             // `_strip_content_whitespace`.
             let c = match tools_called {
                 true if self.config.strip_content_whitespace_with_tools => c.trim().to_string(),

@@ -16,6 +16,7 @@
 use std::sync::Arc;
 
 use crate::model::Model;
+use crate::parse::engine::json_member::member_object;
 use crate::parse::engine::{tr, ArgSyntax, EngineConfig, EngineToolFamily, State as S};
 use crate::parse::family::{Family, ReasoningFamily, ReasoningParserFactory, ToolFamily};
 use crate::parse::{ChatContext, Ids, ReasoningParser, Registry, Texts};
@@ -23,92 +24,13 @@ use crate::wire::response::Delta;
 
 const TOOL_TOKEN: &str = "<|tool_call|>";
 const TOOL_STRING: &str = "<tool_call>";
-const WS: &[char] = &[' ', '\t', '\r', '\n'];
-
-/// `scan_json_object_end`: the end (exclusive) of the object at
-/// `raw[start..]` (a `{`), string- and escape-aware; `None` while open.
-fn object_end(raw: &str, start: usize) -> Option<usize> {
-    let (mut depth, mut in_string, mut escape) = (0i64, false, false);
-    for (i, ch) in raw[start..].char_indices() {
-        if escape {
-            escape = false;
-        } else if in_string {
-            match ch {
-                '\\' => escape = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-        } else {
-            match ch {
-                '"' => in_string = true,
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(start + i + 1);
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    None
-}
-
-/// `extract_json_member_object(raw, key)`: the verbatim text of the
-/// top-level member `key`'s object (unterminated while it is open);
-/// `Ok(None)` before the value starts, `Err` when it is not an object.
-fn member_object<'a>(raw: &'a str, key: &str) -> Result<Option<&'a str>, ()> {
-    let (mut depth, mut in_string, mut escape) = (0i64, false, false);
-    let (mut string_start, mut last_string): (usize, Option<&str>) = (0, None);
-    for (i, ch) in raw.char_indices() {
-        if escape {
-            escape = false;
-            continue;
-        }
-        if in_string {
-            match ch {
-                '\\' => escape = true,
-                '"' => {
-                    in_string = false;
-                    if depth == 1 {
-                        last_string = Some(&raw[string_start + 1..i]);
-                    }
-                }
-                _ => {}
-            }
-            continue;
-        }
-        match ch {
-            '"' => {
-                in_string = true;
-                string_start = i;
-            }
-            ':' if depth == 1 && last_string == Some(key) => {
-                let value = raw[i + 1..].trim_start_matches(WS);
-                let start = raw.len() - value.len();
-                if value.is_empty() {
-                    return Ok(None);
-                }
-                if !value.starts_with('{') {
-                    return Err(());
-                }
-                return Ok(Some(object_end(raw, start).map_or(&raw[start..], |end| &raw[start..end])));
-            }
-            '{' | '[' => depth += 1,
-            '}' | ']' => depth -= 1,
-            _ => {}
-        }
-    }
-    Ok(None)
-}
 
 /// `_granite_arg_converter`.
 fn convert(raw: &str, partial: bool) -> Option<String> {
     match member_object(raw, "arguments") {
         Ok(Some(span)) => Some(span.to_string()),
         Ok(None) => Some(if partial { String::new() } else { "{}".to_string() }),
-        Err(()) => None,
+        Err(_) => None,
     }
 }
 
@@ -356,6 +278,7 @@ pub(super) fn register(registry: &mut Registry) {
 
 #[cfg(test)]
 mod tests {
+    use crate::parse::engine::json_member::NotAnObject;
     use super::*;
 
     #[test]
@@ -364,7 +287,7 @@ mod tests {
         assert_eq!(member_object(raw, "arguments"), Ok(Some(r#"{"a": "}", "b": {"c": 1}}"#)));
         assert_eq!(member_object(r#"{"name": "f", "arguments": {"a": 1"#, "arguments"), Ok(Some(r#"{"a": 1"#)));
         assert_eq!(member_object(r#"{"name": "f", "arguments": "#, "arguments"), Ok(None));
-        assert_eq!(member_object(r#"{"name": "f", "arguments": "x"}"#, "arguments"), Err(()));
+        assert_eq!(member_object(r#"{"name": "f", "arguments": "x"}"#, "arguments"), Err(NotAnObject));
         // A key inside another value does not count.
         assert_eq!(member_object(r#"{"name": {"arguments": 1}}"#, "arguments"), Ok(None));
         assert_eq!(convert(r#"{"name": "f"}"#, false).as_deref(), Some("{}"));

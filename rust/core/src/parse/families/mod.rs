@@ -36,6 +36,7 @@ families!(
     holo2,
     hunyuan,
     hunyuan_a13b,
+    inkling,
     internlm,
     jamba,
     k2_horizon,

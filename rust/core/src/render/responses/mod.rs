@@ -238,7 +238,7 @@ impl Core {
                 self.check_output_budget(max_out, "max_output_tokens")?;
                 // DeepSeek's encoders take an empty conversation (V4 writes BOS).
                 let empty = chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty);
-                if empty && !self.writes_deepseek() {
+                if empty && !self.writes_deepseek() && !self.writes_inkling() {
                     return Err(ApiError::bad_request(
                         "Cannot apply chat template to an empty conversation. Provide at least one message.",
                     ));
@@ -258,6 +258,10 @@ impl Core {
                     // mistral_common renders the converted messages.
                     let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
                     let ids = self.mistral_ids(&chat, tekken, &messages, template_tools)?;
+                    (chat, conflict, ctx, ids, Value::Null)
+                } else if self.writes_inkling() {
+                    let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+                    let ids = self.inkling_messages_ids(&messages, &ctx, template_tools)?;
                     (chat, conflict, ctx, ids, Value::Null)
                 } else {
                     let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
