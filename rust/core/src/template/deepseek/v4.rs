@@ -162,17 +162,7 @@ fn merge_tool_messages(messages: Vec<Value>) -> Result<Vec<Value>, EncodeError> 
     let mut merged: Vec<Value> = Vec::with_capacity(messages.len());
     for msg in messages {
         match role(&msg) {
-            Some("tool") => {
-                let block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": msg.get("tool_call_id").cloned().unwrap_or_else(|| "".into()),
-                    "content": msg.get("content").cloned().unwrap_or_else(|| "".into()),
-                });
-                match last_blocks(&mut merged) {
-                    Some(blocks) => blocks.push(block),
-                    None => merged.push(json!({"role": "user", "content_blocks": [block]})),
-                }
-            }
+            Some("tool") => push_tool_result(&mut merged, &msg),
             Some("user") => {
                 let text = flatten(Some(msg.get("content").unwrap_or(&Value::String(String::new()))))?;
                 let text = text.unwrap_or(Value::Null);
@@ -196,8 +186,22 @@ fn merge_tool_messages(messages: Vec<Value>) -> Result<Vec<Value>, EncodeError> 
     Ok(merged)
 }
 
+/// A tool message as a `tool_result` block of the last merged user turn,
+/// or of a new one.
+pub(super) fn push_tool_result(merged: &mut Vec<Value>, msg: &Value) {
+    let block = json!({
+        "type": "tool_result",
+        "tool_use_id": msg.get("tool_call_id").cloned().unwrap_or_else(|| "".into()),
+        "content": msg.get("content").cloned().unwrap_or_else(|| "".into()),
+    });
+    match last_blocks(merged) {
+        Some(blocks) => blocks.push(block),
+        None => merged.push(json!({"role": "user", "content_blocks": [block]})),
+    }
+}
+
 /// The blocks of the last merged message when it is a user turn that has them.
-fn last_blocks(merged: &mut [Value]) -> Option<&mut Vec<Value>> {
+pub(super) fn last_blocks(merged: &mut [Value]) -> Option<&mut Vec<Value>> {
     let last = merged.last_mut()?;
     if role(last) != Some("user") {
         return None;
@@ -365,24 +369,28 @@ fn block_text(block: &Value) -> String {
     match kind {
         Some("text") => py_str(Some(block.get("text").unwrap_or(&Value::String(String::new())))),
         Some("image" | "image_url") => IMAGE_PLACEHOLDER.to_string(),
-        Some("tool_result") => {
-            let content = match block.get("content") {
-                Some(Value::Array(parts)) => {
-                    let texts: Vec<String> = parts
-                        .iter()
-                        .map(|p| match p.get("type").and_then(Value::as_str) {
-                            Some("text") => py_str(Some(p.get("text").unwrap_or(&Value::String(String::new())))),
-                            _ => format!("[Unsupported {}]", py_str(p.get("type"))),
-                        })
-                        .collect();
-                    texts.join("\n\n")
-                }
-                other => py_str(Some(other.unwrap_or(&Value::String(String::new())))),
-            };
-            format!("<tool_result>{content}</tool_result>")
-        }
+        Some("tool_result") => tool_result_text(block),
         _ => format!("[Unsupported {}]", py_str(block.get("type"))),
     }
+}
+
+/// A `tool_result` block as `<tool_result>...</tool_result>` (a list of
+/// parts as their texts, blank lines between; V4.1 writes the same).
+pub(super) fn tool_result_text(block: &Value) -> String {
+    let content = match block.get("content") {
+        Some(Value::Array(parts)) => {
+            let texts: Vec<String> = parts
+                .iter()
+                .map(|p| match p.get("type").and_then(Value::as_str) {
+                    Some("text") => py_str(Some(p.get("text").unwrap_or(&Value::String(String::new())))),
+                    _ => format!("[Unsupported {}]", py_str(p.get("type"))),
+                })
+                .collect();
+            texts.join("\n\n")
+        }
+        other => py_str(Some(other.unwrap_or(&Value::String(String::new())))),
+    };
+    format!("<tool_result>{content}</tool_result>")
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::v4::{sort_tool_results_by_call_order, IMAGE_PLACEHOLDER, TASKS};
+use super::v4::{
+    last_blocks, push_tool_result, sort_tool_results_by_call_order, tool_result_text, IMAGE_PLACEHOLDER, TASKS,
+};
 use super::{
     drop_thinking_messages, push_extras, push_tool_calls, py_str, role, str_or_empty, tools_from_openai_format,
     type_name, EncodeError, Tags, ASSISTANT, BOS, EOS, THINK_END, THINK_START, USER,
@@ -184,17 +186,7 @@ fn merge_tool_messages(messages: Vec<Value>) -> Vec<Value> {
     let mut merged: Vec<Value> = Vec::with_capacity(messages.len());
     for mut msg in messages {
         match role(&msg) {
-            Some("tool") => {
-                let block = json!({
-                    "type": "tool_result",
-                    "tool_use_id": msg.get("tool_call_id").cloned().unwrap_or_else(|| "".into()),
-                    "content": msg.get("content").cloned().unwrap_or_else(|| "".into()),
-                });
-                match user_blocks(&mut merged) {
-                    Some(blocks) => blocks.push(block),
-                    None => merged.push(json!({"role": "user", "content_blocks": [block]})),
-                }
-            }
+            Some("tool") => push_tool_result(&mut merged, &msg),
             Some("user") => {
                 let blocks = match msg.get("content_blocks").filter(|b| !b.is_null()) {
                     Some(Value::Array(b)) => b.clone(),
@@ -204,7 +196,7 @@ fn merge_tool_messages(messages: Vec<Value>) -> Vec<Value> {
                     }
                 };
                 let open = merged.last().is_some_and(|m| m.get("task").is_none_or(Value::is_null));
-                match user_blocks(&mut merged).filter(|_| open) {
+                match last_blocks(&mut merged).filter(|_| open) {
                     Some(existing) => existing.extend(blocks),
                     None => {
                         if let Some(o) = msg.as_object_mut() {
@@ -218,12 +210,6 @@ fn merge_tool_messages(messages: Vec<Value>) -> Vec<Value> {
         }
     }
     merged
-}
-
-/// The blocks of the last merged message when it is a user turn.
-fn user_blocks(merged: &mut [Value]) -> Option<&mut Vec<Value>> {
-    let last = merged.last_mut().filter(|m| role(m) == Some("user"))?;
-    last.get_mut("content_blocks").and_then(Value::as_array_mut)
 }
 
 /// `find_last_user_index`: the last user or developer message, or a system
@@ -375,22 +361,7 @@ fn block_text(i: usize, block: &Value) -> Result<String, EncodeError> {
                 type_name(other)
             ))),
         },
-        Some("tool_result") => {
-            let content = match block.get("content") {
-                Some(Value::Array(parts)) => {
-                    let texts: Vec<String> = parts
-                        .iter()
-                        .map(|p| match p.get("type").and_then(Value::as_str) {
-                            Some("text") => py_str(Some(p.get("text").unwrap_or(&Value::String(String::new())))),
-                            _ => format!("[Unsupported {}]", py_str(p.get("type"))),
-                        })
-                        .collect();
-                    texts.join("\n\n")
-                }
-                other => py_str(Some(other.unwrap_or(&Value::String(String::new())))),
-            };
-            Ok(format!("<tool_result>{content}</tool_result>"))
-        }
+        Some("tool_result") => Ok(tool_result_text(block)),
         _ => Ok(format!("[Unsupported {}]", py_str(block.get("type")))),
     }
 }
