@@ -460,7 +460,7 @@ PROFILES: dict[str, dict] = {
         "specials": {"</s>": EOS, "[TOOL_CALLS]": TOOL_CALLS, "[ARGS]": ARGS, "[CALL_ID]": 33},
         "absent": ["[THINK]", "[/THINK]"],
         "stop_tok": ARGS,
-        "max_len": 131072,
+        "max_len": 40960,
         "scenarios": V11_SCENARIOS,
         "extra_batch": V11_EXTRA_BATCH,
         "extra_streams": V11_EXTRA_STREAMS,
