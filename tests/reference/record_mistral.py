@@ -427,10 +427,14 @@ V7_EXTRA_STREAMS = {
 # v11 (Mistral Small 3.2): [TOOL_CALLS]name[ARGS]{json} as v13, call ids written
 # with [CALL_ID] in history, no [THINK] tokens: vLLM's mistral parser then reads
 # reasoning as the plain text <think>...</think> (parser/mistral.py:183-191).
-# magistral's scenarios with [THINK]/[/THINK] spelled <think>/</think>, less four
-# reasoning corner cases and text_think_tags (now a copy of reasoning_content), plus
-# the [CALL_ID] outputs (kept no larger than magistral's corpus).
-V11_DROPPED = ("double_think", "leading_end_think", "think_after_content", "reasoning_newlines", "text_think_tags")
+# magistral's scenarios with [THINK]/[/THINK] spelled <think>/</think>, less eight
+# reasoning scenarios and text_think_tags (now a copy of reasoning_content), plus the
+# [CALL_ID] outputs: kept no larger than magistral's corpus (in cases and in bytes; the
+# text markers are more tokens than [THINK], so every reasoning stream is longer).
+V11_DROPPED = (
+    "double_think", "leading_end_think", "think_after_content", "reasoning_newlines", "text_think_tags",
+    "reasoning_long_cjk", "tool_reasoning_content_call", "reasoning_unclosed_eos", "reasoning_empty",
+)
 V11_SCENARIOS: dict[str, tuple[str, list[str], bool, str]] = {
     name: ((text if name == "literal_markers_text" else text.replace(T, "<think>").replace(ET, "</think>")), tags, tools, finish)
     for name, (text, tags, tools, finish) in SCENARIOS.items()
