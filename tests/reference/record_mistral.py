@@ -43,6 +43,14 @@ does (served name swapped).
 
 writes tests/reference/goldens/magistral.jsonl.gz. Needs mistral_common (the
 vLLM venv's python has it; 1.12.0, as vLLM 0.33.0 needs for this config).
+
+`--config mistral_small3` (tekken v7, tests/models/mistral_small3) and `--config
+mistral_small32` (tekken v11, tests/models/mistral_small32) record the pending
+corpora of the other tekken versions (PROFILES below: each version's own output
+markup, special ids, stop_tok id and max_position_embeddings, and six render cases
+where the instruct layouts differ from v13); their servers take no
+--reasoning-parser (no [THINK] token). Without --config (or with --config
+magistral) the script builds exactly the requests and cases it always did.
 """
 
 from __future__ import annotations
@@ -295,6 +303,191 @@ EXTRA_STREAMS = {
 
 
 # ---------------------------------------------------------------------------
+# Profiles: the tekken version each config serves (--config; magistral is the default)
+# ---------------------------------------------------------------------------
+
+# What the magistral profile uses; use_profile() rebinds these for the others.
+SPECIALS = {"</s>": EOS, "[TOOL_CALLS]": TOOL_CALLS, "[ARGS]": ARGS, "[THINK]": THINK, "[/THINK]": END_THINK}
+STOP_TOK = END_THINK  # the id of the stop_tok variant
+MAX_LEN = 40960  # max_position_embeddings: the render cases' "too big" max_tokens
+SECOND = {True: TC + "get_time" + AR + "{}" + E, False: T + "Other." + ET + "A second, different answer." + E}
+PROFILE = "magistral"
+
+
+def _call(name: str, args: str) -> str:
+    return '{"name": "%s", "arguments": %s}' % (name, args)
+
+
+def _calls(*calls: str) -> str:
+    return "[" + ", ".join(calls) + "]"
+
+
+# Pre-v11 (v7, Mistral Small 3 / 3.1): no [THINK], no [ARGS]; the model writes
+# [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...] and vLLM's mistral parser
+# reads it with its legacy JSON path (parser/mistral.py _legacy_extract_tool_calls
+# and the ijson stream), no grammar.
+GW = _call("get_weather", W)
+V7_SCENARIOS: dict[str, tuple[str, list[str], bool, str]] = {
+    "content_only": SCENARIOS["content_only"],
+    "content_no_eos": SCENARIOS["content_no_eos"],
+    "content_truncated": ("A TCP handshake opens a connection in three steps: the client sends", ["content", "truncated", "finish_length"], False, "length"),
+    "long_cjk_markdown": ("水循环包括：\n\n- **蒸发**\n- **凝结**\n- **降水** 🌧️\n- **汇集**" + E, ["content", "cjk", "emoji", "markdown"], False, "stop"),
+    "text_think_tags": SCENARIOS["text_think_tags"],
+    "literal_think_markers": ("[THINK]not a token before v13[/THINK]Answer." + E, ["literal_markers", "no_think_tokens"], False, "stop"),
+    "special_inside": ("Plan: a[INST]b [/INST] c<unk>d" + E, ["special_tokens"], False, "stop"),
+    "literal_markers_text": SCENARIOS["literal_markers_text"],
+    "emoji_split": ("Flags 🇫🇷🇯🇵, family 👨‍👩‍👧‍👦, skin 👍🏽. Weather: 🌦️ then ☀️; kiss 💏🏻; 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ok." + E, ["emoji", "incremental_detok"], False, "stop"),
+    "cjk_emoji_tail": SCENARIOS["cjk_emoji_tail"],
+    "stop_string": ("Plan ### inside. Here is the answer ### and more." + E, ["content", "stop_string"], False, "stop"),
+    "json_content": SCENARIOS["json_content"],
+    "eos_then_text": ("Answer." + E + "after eos" + E, ["eos_inside"], False, "stop"),
+    # tool calls
+    "tool_call_only": (TC + _calls(_call("get_weather", '{"city": "Paris", "unit": "celsius"}')) + E, ["tool_call"], True, "stop"),
+    "tool_space_after_marker": (TC + " " + _calls(GW) + E, ["tool_call", "space_after_marker"], True, "stop"),
+    "tool_parallel": (TC + _calls(GW, _call("search_web", '{"query": "Paris events", "top_k": 2}')) + E, ["tool_call", "parallel"], True, "stop"),
+    "tool_parallel_three": (TC + _calls(GW, _call("get_weather", '{"city": "Lyon", "unit": "fahrenheit"}'), _call("get_time", "{}")) + E, ["tool_call", "parallel"], True, "stop"),
+    "tool_content_then_call": ("Let me check the weather for you." + TC + _calls(GW) + E, ["tool_call", "text_before"], True, "stop"),
+    "tool_nested_unicode": (TC + _calls(_call("create_event", NESTED)) + E, ["tool_call", "nested_args", "unicode", "emoji"], True, "stop"),
+    "tool_escaped_args": (TC + _calls(_call("search_web", ESCAPED)) + E, ["tool_call", "escaped_args"], True, "stop"),
+    "tool_compact_json": (TC + '[{"name":"get_weather","arguments":{"city":"Paris","unit":"celsius"}}]' + E, ["tool_call", "json_spacing"], True, "stop"),
+    "tool_args_before_name": (TC + '[{"arguments": {"city": "Paris"}, "name": "get_weather"}]' + E, ["tool_call", "key_order"], True, "stop"),
+    "tool_name_in_args": (TC + _calls(_call("search_web", '{"query": "who", "name": "John Doe"}')) + E, ["tool_call", "name_key_in_args"], True, "stop"),
+    "tool_args_string": (TC + '[{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}]' + E, ["tool_call", "string_args"], True, "stop"),
+    "tool_args_null": (TC + '[{"name": "get_time", "arguments": null}]' + E, ["tool_call", "null_args"], True, "stop"),
+    "tool_no_arguments_key": (TC + '[{"name": "get_time"}]' + E, ["tool_call", "no_args"], True, "stop"),
+    "tool_no_name": (TC + '[{"arguments": {"city": "Paris"}}]' + E, ["tool_call", "empty_name"], True, "stop"),
+    "tool_bare_object": (TC + GW + E, ["tool_call", "bare_object"], True, "stop"),
+    "tool_empty_list": (TC + "[]" + E, ["tool_call", "empty_list"], True, "stop"),
+    "tool_list_of_non_calls": (TC + '[1, "x", {"foo": 1}]' + E, ["tool_call", "malformed"], True, "stop"),
+    "tool_empty_args": (TC + _calls(_call("get_time", "{}")) + E, ["tool_call", "empty_args"], True, "stop"),
+    "tool_array_args": (TC + _calls(_call("get_weather", "[" + W + "]")) + E, ["tool_call", "array_args"], True, "stop"),
+    "tool_trailing_text": (TC + _calls(GW) + "\nextra trailing data" + E, ["tool_call", "text_after"], True, "stop"),
+    "tool_two_markers": (TC + _calls(GW) + TC + _calls(_call("get_time", "{}")) + E, ["tool_call", "two_markers"], True, "stop"),
+    "tool_double_marker": (TC + TC + _calls(GW) + E, ["tool_call", "two_markers"], True, "stop"),
+    "tool_leading_junk": (TC + "  junk " + _calls(GW) + " trail" + E, ["tool_call", "malformed", "text_after"], True, "stop"),
+    "tool_not_json": (TC + " not json at all" + E, ["tool_call", "malformed"], True, "stop"),
+    "tool_malformed_json": (TC + "[{name: get_weather}]" + E, ["tool_call", "malformed"], True, "stop"),
+    "tool_v11_style": (TC + "get_weather" + W + E, ["tool_call", "v11_format"], True, "stop"),
+    "tool_truncated_args": (TC + '[{"name": "get_weather", "arguments": {"city": "Pa', ["tool_call", "truncated", "finish_length"], True, "length"),
+    "tool_truncated_name": (TC + '[{"name": "get_wea', ["tool_call", "truncated", "finish_length"], True, "length"),
+    "tool_unclosed_list": (TC + "[" + GW, ["tool_call", "truncated", "finish_length"], True, "length"),
+    "tool_no_eos": (TC + _calls(GW), ["tool_call", "no_eos"], True, "stop"),
+    "tool_marker_only": (TC + E, ["tool_call", "malformed", "no_args"], True, "stop"),
+    "tool_whitespace_before": ("\n\n" + TC + _calls(GW) + E, ["tool_call", "whitespace_before"], True, "stop"),
+    "tool_unknown_name": (TC + _calls(_call("book_flight", '{"to": "CDG"}')) + E, ["tool_call", "unknown_tool"], True, "stop"),
+    "tool_bare_array": (_calls(GW) + E, ["tool_call", "no_marker", "guided"], True, "stop"),
+    "tool_think_text_then_call": ("<think>Plan.</think>" + TC + _calls(GW) + E, ["tool_call", "text_think_tags"], True, "stop"),
+    "tools_plain_answer": ("TCP opens with SYN, SYN-ACK, ACK." + E, ["content", "tools_unused"], True, "stop"),
+    "tools_content_only": SCENARIOS["tools_content_only"],
+}
+V7_EXTRA_BATCH = {
+    "content_only": ["logprobs", "logprobs_unrequested", "return_ids", "n2", "no_chat_request", "model_omitted", "skip_special", "ignore_eos"],
+    "long_cjk_markdown": ["logprobs", "return_ids"],
+    "content_truncated": ["logprobs", "n2", "no_prompt_tokens"],
+    "special_inside": ["skip_special", "prompt_ids", "spaces_special"],
+    "emoji_split": ["logprobs", "return_ids"],
+    "stop_string": ["stop", "stop_include", "logprobs", "stop_tok"],
+    "json_content": ["json_schema", "json_object"],
+    "eos_then_text": ["ignore_eos", "skip_special"],
+    "tool_call_only": ["tools_default", "no_parallel", "logprobs", "return_ids", "n2", "skip_special", "effort_high", "stop_tok", "spaces_special", "ignore_eos"],
+    "tool_parallel": ["no_parallel", "logprobs", "tools_default", "n2"],
+    "tool_parallel_three": ["no_parallel", "skip_special"],
+    "tool_nested_unicode": ["tools_default", "return_ids", "logprobs"],
+    "tool_truncated_args": ["logprobs", "return_ids"],
+    "tool_unknown_name": ["tools_default"],
+    "tool_v11_style": ["skip_special"],
+    "tool_bare_object": ["skip_special"],
+    "tool_bare_array": ["tools_default", "json_schema"],
+    "tools_plain_answer": ["tools_default", "json_schema"],
+    "tool_content_then_call": ["tools_default", "n2"],
+}
+V7_EXTRA_STREAMS = {
+    "content_only": [("base", "finish_only"), ("base", "usage"), ("base", "cont_usage"), ("base", "logprobs"), ("base", "return_ids"), ("base", "n2"), ("skip_special", "tok1")],
+    "long_cjk_markdown": [("base", "usage")],
+    "content_truncated": [("base", "finish_only"), ("base", "n2")],
+    "emoji_split": [("keep_special", "tok1"), ("base", "logprobs")],
+    "cjk_emoji_tail": [("keep_special", "tok1")],
+    "stop_string": [("stop_tok", "tok1"), ("stop_include", "rand"), ("stop", "tok1")],
+    "eos_then_text": [("ignore_eos", "tok1")],
+    "special_inside": [("keep_special", "tok1"), ("skip_special", "rand")],
+    "tool_call_only": [("tools_required", "tok1"), ("tools_named", "rand"), ("tools_none", "tok1"), ("no_tools", "tok1"), ("keep_special", "tok1"), ("skip_special", "tok1"), ("tools_auto", "finish_only"), ("tools_auto", "usage"), ("tools_auto", "logprobs"), ("tools_auto", "return_ids")],
+    "tool_parallel": [("no_parallel", "tok1"), ("tools_auto", "n2"), ("tools_none", "rand"), ("keep_special", "tok3")],
+    "tool_parallel_three": [("tools_auto", "n2")],
+    "tool_content_then_call": [("keep_special", "tok1"), ("tools_required", "tok1")],
+    "tool_truncated_args": [("tools_auto", "finish_only")],
+    "tool_nested_unicode": [("tools_required", "rand"), ("keep_special", "rand")],
+    "tool_bare_array": [("tools_required", "tok1"), ("tools_named", "tok3"), ("tools_required", "rand")],
+    "tool_bare_object": [("tools_required", "tok1")],
+    "tool_two_markers": [("keep_special", "tok1")],
+    "tool_v11_style": [("keep_special", "tok1")],
+    "tool_whitespace_before": [("keep_special", "tok1")],
+    "tool_space_after_marker": [("tools_required", "tok1")],
+}
+
+# v11 (Mistral Small 3.2): [TOOL_CALLS]name[ARGS]{json} as v13, call ids written
+# with [CALL_ID] in history, no [THINK] tokens: vLLM's mistral parser then reads
+# reasoning as the plain text <think>...</think> (parser/mistral.py:183-191).
+# magistral's scenarios with [THINK]/[/THINK] spelled <think>/</think>, less eight
+# reasoning scenarios and text_think_tags (now a copy of reasoning_content), plus the
+# [CALL_ID] outputs: kept no larger than magistral's corpus (in cases and in bytes; the
+# text markers are more tokens than [THINK], so every reasoning stream is longer).
+V11_DROPPED = (
+    "double_think", "leading_end_think", "think_after_content", "reasoning_newlines", "text_think_tags",
+    "reasoning_long_cjk", "tool_reasoning_content_call", "reasoning_unclosed_eos", "reasoning_empty",
+)
+V11_SCENARIOS: dict[str, tuple[str, list[str], bool, str]] = {
+    name: ((text if name == "literal_markers_text" else text.replace(T, "<think>").replace(ET, "</think>")), tags, tools, finish)
+    for name, (text, tags, tools, finish) in SCENARIOS.items()
+    if name not in V11_DROPPED
+}
+V11_SCENARIOS["tool_call_id"] = (TC + "get_weather[CALL_ID]abc123XYZ" + AR + W + E, ["tool_call", "call_id"], True, "stop")
+V11_SCENARIOS["tool_call_id_parallel"] = (TC + "get_weather[CALL_ID]abc123XYZ" + AR + W + TC + "get_time[CALL_ID]Z9y8X7w6V" + AR + "{}" + E, ["tool_call", "call_id", "parallel"], True, "stop")
+V11_EXTRA_BATCH = {k: v for k, v in EXTRA_BATCH.items() if k in V11_SCENARIOS}
+V11_EXTRA_BATCH["tool_call_id"] = ["tools_default", "skip_special", "spaces_special"]
+V11_EXTRA_STREAMS = {k: v for k, v in EXTRA_STREAMS.items() if k in V11_SCENARIOS}
+V11_EXTRA_STREAMS["tool_call_id"] = [("keep_special", "tok1"), ("tools_required", "tok1")]
+
+PROFILES: dict[str, dict] = {
+    "mistral_small3": {
+        "version": "v7",
+        "specials": {"</s>": EOS, "[TOOL_CALLS]": TOOL_CALLS},
+        "absent": ["[ARGS]", "[CALL_ID]", "[THINK]", "[/THINK]"],
+        "stop_tok": TOOL_CALLS,
+        "max_len": 32768,
+        "scenarios": V7_SCENARIOS,
+        "extra_batch": V7_EXTRA_BATCH,
+        "extra_streams": V7_EXTRA_STREAMS,
+        "second": {True: TC + _calls(_call("get_time", "{}")) + E, False: "A second, different answer." + E},
+    },
+    "mistral_small32": {
+        "version": "v11",
+        "specials": {"</s>": EOS, "[TOOL_CALLS]": TOOL_CALLS, "[ARGS]": ARGS, "[CALL_ID]": 33},
+        "absent": ["[THINK]", "[/THINK]"],
+        "stop_tok": ARGS,
+        "max_len": 40960,
+        "scenarios": V11_SCENARIOS,
+        "extra_batch": V11_EXTRA_BATCH,
+        "extra_streams": V11_EXTRA_STREAMS,
+        "second": {True: TC + "get_time" + AR + "{}" + E, False: "<think>Other.</think>A second, different answer." + E},
+    },
+}
+
+
+def use_profile(name: str) -> None:
+    """Rebind the module's per-config globals for `name` (magistral: as they are)."""
+    global CONFIG, MODEL, DEFAULT_MODEL_DIR, SPECIALS, STOP_TOK, MAX_LEN, SECOND, PROFILE
+    global SCENARIOS, EXTRA_BATCH, EXTRA_STREAMS
+    if name == "magistral":
+        return
+    p = PROFILES[name]
+    CONFIG = MODEL = PROFILE = name
+    DEFAULT_MODEL_DIR = HERE.parent / "models" / name
+    SPECIALS, STOP_TOK, MAX_LEN, SECOND = p["specials"], p["stop_tok"], p["max_len"], p["second"]
+    SCENARIOS, EXTRA_BATCH, EXTRA_STREAMS = p["scenarios"], p["extra_batch"], p["extra_streams"]
+    VARIANTS["stop_tok"] = {"stop_token_ids": [STOP_TOK]}
+
+
+# ---------------------------------------------------------------------------
 # Tokens
 # ---------------------------------------------------------------------------
 
@@ -317,9 +510,11 @@ class Tok:
         self.special: dict[str, int] = {}
         for i in range(self.tk.num_special_tokens):
             self.special[self.tk.id_to_piece(i)] = i
-        for name, want in (("</s>", EOS), ("[TOOL_CALLS]", TOOL_CALLS), ("[ARGS]", ARGS), ("[THINK]", THINK), ("[/THINK]", END_THINK)):
+        for name, want in SPECIALS.items():
             got = self.tk.get_special_token(name)
             assert got == want, (name, got, want)
+        for name in PROFILES.get(PROFILE, {}).get("absent", []):
+            assert name not in self.special, (name, "is a special token here")
 
     def text(self, s: str) -> list[int]:
         return self.tk.encode(s, bos=False, eos=False) if s else []
@@ -408,15 +603,13 @@ class Recorder:
             cut = text.find("###")
             ids = self.tok.enc(text[: cut + 3])
         if variant == "stop_tok":
-            stop_reason = END_THINK
+            stop_reason = STOP_TOK
             finish = "stop"
-            ids = ids[: ids.index(END_THINK) + 1] if END_THINK in ids else ids[:-1] + [END_THINK]
+            ids = ids[: ids.index(STOP_TOK) + 1] if STOP_TOK in ids else ids[:-1] + [STOP_TOK]
         return ids, finish, stop_reason
 
     def second(self, tools: bool) -> list[int]:
-        if tools:
-            return self.tok.enc(TC + "get_time" + AR + "{}" + E)
-        return self.tok.enc(T + "Other." + ET + "A second, different answer." + E)
+        return self.tok.enc(SECOND[tools])
 
     def choice(self, index: int, ids: list[int], finish: str, stop_reason, logprobs, stream: bool, last: bool = True) -> dict:
         c = {
@@ -797,7 +990,7 @@ def render_cases() -> list[tuple[str, str, object, list[str]]]:
     # --- sampling parameters and request fields
     add("sampling_params", C, chat([u(Q)], temperature=0.2, top_p=0.5, seed=7, n=2, stop=["END", "###"], logprobs=True, top_logprobs=3, max_completion_tokens=77, presence_penalty=0.5), "sampling")
     add("sampling_defaults_max_tokens", C, chat([u(Q)], max_tokens=64), "sampling")
-    add("max_tokens_too_big", C, chat([u(Q)], max_tokens=40960), "sampling", "invalid")
+    add("max_tokens_too_big", C, chat([u(Q)], max_tokens=MAX_LEN), "sampling", "invalid")
     add("max_tokens_zero", C, chat([u(Q)], max_tokens=0), "sampling", "invalid")
     add("skip_special_false", C, chat([u(Q)], skip_special_tokens=False), "sampling", "special_tokens")
     add("skip_special_false_tools", C, chat([u(Q)], tools=TOOLS, skip_special_tokens=False), "sampling", "special_tokens", "tools")
@@ -839,7 +1032,7 @@ def render_cases() -> list[tuple[str, str, object, list[str]]]:
     add("cmpl_out_of_vocab", P, cmpl([1, 131072]), "completion", "invalid")
     add("cmpl_suffix", P, cmpl("def f(", suffix="return 1"), "completion", "fim")
     add("cmpl_sampling", P, cmpl("Hello", temperature=0.3, top_k=5, n=2, seed=3, max_tokens=8, stop=["."], skip_special_tokens=False), "completion", "sampling")
-    add("cmpl_max_tokens_too_big", P, cmpl("Hello", max_tokens=40960), "completion", "invalid")
+    add("cmpl_max_tokens_too_big", P, cmpl("Hello", max_tokens=MAX_LEN), "completion", "invalid")
     add("cmpl_response_format", P, cmpl("Hello", response_format={"type": "json_object"}), "completion", "response_format")
     add("cmpl_unknown_model", P, {"model": "nope", "prompt": "x"}, "completion", "invalid")
 
@@ -896,6 +1089,17 @@ def render_cases() -> list[tuple[str, str, object, list[str]]]:
     add("msg_thinking", M, {"model": MODEL, "max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}, "messages": [{"role": "user", "content": Q}]}, "messages", "reasoning")
     add("msg_tool_choice_any", M, {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": Q}], "tool_choice": {"type": "any"}, "tools": [{"name": "get_weather", "input_schema": TOOLS[1]["function"]["parameters"]}]}, "messages", "tools")
     add("msg_prefill", M, {"model": MODEL, "max_tokens": 64, "messages": [{"role": "user", "content": Q}, {"role": "assistant", "content": "In Paris"}]}, "messages", "continue")
+
+    if PROFILE != "magistral":
+        # Where the instruct layouts differ from v13: [AVAILABLE_TOOLS] before the last [INST]
+        # (v13: the first), tool results with and without call ids, think chunks.
+        short = "abcDEF123"
+        add("tools_multi_turn", C, chat([u("Hi"), a("Hello."), u(Q)], tools=WEATHER), "tools", "multi_turn")
+        add("tools_multi_turn_system", C, chat([s("Be brief."), u("Hi"), a("Hello."), s("Answer in French."), u(Q)], tools=WEATHER), "tools", "multi_turn", "system")
+        add("tool_history_two_rounds", C, chat([u(Q), a(None, tool_calls=[tc(short)]), tr(short), a("18C."), u("And Lyon?"), a(None, tool_calls=[tc("Z9y8X7w6V", "get_weather", '{"city": "Lyon"}')]), tr("Z9y8X7w6V", "20C")], tools=WEATHER), "tool_history", "multi_turn")
+        add("tool_result_json_object", C, chat([u(Q), a(None, tool_calls=[tc(short)]), tr(short, '{"temp_c": 18}')], tools=WEATHER), "tool_history")
+        add("tool_call_id_null", C, chat([u(Q), a(None, tool_calls=[tc("null")]), tr("null")], tools=WEATHER), "tool_history", "tool_id")
+        add("assistant_thinking_part_last", C, chat([u(Q), a([{"type": "thinking", "thinking": "Hmm."}, {"type": "text", "text": "It is"}])], add_generation_prompt=False, continue_final_message=True), "reasoning_history", "continue")
     return out
 
 
@@ -911,10 +1115,12 @@ def find_model_dir(given: str | None) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--vllm", required=True, help="base URL of the running `vllm launch render`")
-    ap.add_argument("--model-dir", help="the magistral model dir (tekken.json); default: tests/models/magistral")
+    ap.add_argument("--config", default="magistral", choices=["magistral", *PROFILES], help="the config (profile) to record; default magistral")
+    ap.add_argument("--model-dir", help="the config's model dir (tekken.json); default: tests/models/<config>")
     ap.add_argument("--out", default=str(HERE / "goldens"))
     ap.add_argument("--only", choices=["all", "derender", "render", "reask"], default="all", help="record only one part (for trying things out)")
     args = ap.parse_args(argv)
+    use_profile(args.config)
     rec = Recorder(args.vllm, Tok(find_model_dir(args.model_dir)))
     if args.only in ("all", "derender"):
         for name, (_, _, tools, _) in SCENARIOS.items():
