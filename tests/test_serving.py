@@ -234,6 +234,9 @@ def test_a_chat_template_path_that_does_not_open_stops_the_server(tmp_path):
             _load_chat_template(missing)
 
 
+UNBINDABLE = ["--host", "256.0.0.1", "--port", "1"]
+
+
 def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
     """The bundled model's files in a directory of its own, plus `extra`."""
     import shutil
@@ -249,9 +252,9 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
     ("flags", "extra", "message"),
     [
         (
-            ["--tokenizer-mode", "deepseek_v41"],
+            ["--tokenizer-mode", "kimi_k3"],
             {},
-            "--tokenizer-mode deepseek_v41: derender builds",
+            "--tokenizer-mode kimi_k3: derender builds",
         ),
         (["--tokenizer-mode", "mistral"], {}, "derender builds it for tekken tokenizers"),
         (
@@ -266,8 +269,8 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
         ),
         (
             ["--max-model-len", "4096"],
-            {"config.json": '{"architectures": ["DeepseekV41ForCausalLM"]}'},
-            "deepseek_v41 (architecture DeepseekV41ForCausalLM)",
+            {"config.json": '{"architectures": ["KimiK3ForConditionalGeneration"]}'},
+            "kimi_k3 (architecture KimiK3ForConditionalGeneration)",
         ),
         (["--tokenizer", "/elsewhere"], {}, "cannot start: model `/elsewhere` is not a directory"),
         (["--revision", "v3"], {}, None),
@@ -284,8 +287,10 @@ def test_a_tokenizer_choice_derender_cannot_honour_stops_the_server(
     model = _model_copy(tmp_path, extra)
     if message is None:  # a model id: the revision is looked up in the cache
         model, message = "org/absent", "in the local Hugging Face cache at revision `v3`"
+    # An address no socket can take: a server that wrongly starts fails
+    # here instead of serving forever.
     with pytest.raises(SystemExit, match=re.escape(message)):
-        main(["serve", model, *flags, "--port", "1"])
+        main(["serve", model, *flags, *UNBINDABLE])
 
 
 def test_the_tokenizers_own_files_pick_the_mistral_mode(tmp_path):
@@ -297,7 +302,7 @@ def test_the_tokenizers_own_files_pick_the_mistral_mode(tmp_path):
     tokenizer = _model_copy(tmp_path / "t", {"tekken.json": "{}", "consolidated.safetensors": b""})
     model = _model_copy(tmp_path / "m", {})
     with pytest.raises(SystemExit, match=re.escape("tekken.json: no `config`")):
-        main(["serve", model, "--tokenizer", tokenizer, "--port", "1"])
+        main(["serve", model, "--tokenizer", tokenizer, *UNBINDABLE])
 
 
 def test_hf_mode_on_a_mistral_common_directory_is_accepted(tmp_path):
