@@ -17,7 +17,7 @@ Either drive a running server:
 
 or let the script start one itself (render_server.py; $VLLM names the vllm executable):
 
-    VLLM=/work/vllm-venv/bin/vllm python3 tests/reference/record_message_union.py --launch
+    VLLM=$VLLM_VENV/bin/vllm python3 tests/reference/record_message_union.py --launch
 
 It writes message_union/corpus.jsonl.gz (one golden row per case, config qwen3_plain), then asks
 the server every case again and fails if any answer differs (random request ids masked).

@@ -1,7 +1,7 @@
 """Print the pydantic-core schema of one `messages[i]` of vLLM 0.33.0's ChatCompletionRequest as an
 indented tree (the order pydantic checks members and fields in), to schema.txt beside this file.
 
-    /work/vllm-venv/bin/python tests/reference/message_union/dump_schema.py
+    $VLLM_VENV/bin/python tests/reference/message_union/dump_schema.py
 
 Notation: `union[smart]` members are listed in order (each member's name is the loc segment pydantic
 puts in its errors); a TypedDict prints `TypedDict Name (extra=allow)` then its fields in check order,
