@@ -181,9 +181,9 @@ def test_call_answers_dicts_and_raises_the_envelope_as_a_typed_error() -> None:
     assert got.pop("request_id").startswith("chatcmpl-")
     assert got == {k: v for k, v in want.items() if k != "request_id"}
     with pytest.raises(BadRequestError) as bad:
-        core.call("/v1/chat/completions/render", {"messages": 3})
+        core.call("/v1/chat/completions/render", {"messages": "hello"})
     assert (bad.value.status, bad.value.param) == (400, "body.messages")
-    status, envelope = post(core, "/v1/chat/completions/render", {"messages": 3})
+    status, envelope = post(core, "/v1/chat/completions/render", {"messages": "hello"})
     assert bad.value.envelope() == envelope
     with pytest.raises(NotFoundError):
         core.call("/v1/chat/completions/render", {**request, "model": "other"})

@@ -250,8 +250,17 @@ def test_bad_render_input_gets_vllms_400(core):
     # Each checked against vLLM 0.33's `vllm launch render` (status and param).
     hi = [{"role": "user", "content": "hi"}]
     cases = [
-        (CHAT, {"messages": [{"content": "hi"}]}, "body.messages.0.role"),
-        (CHAT, {"messages": [{"role": "user", "content": 5}]}, "body.messages.0.content"),
+        # A bad message fails every member of vLLM's message union; the first is the developer's.
+        (
+            CHAT,
+            {"messages": [{"content": "hi"}]},
+            "body.messages.0.ChatCompletionDeveloperMessageParam.role",
+        ),
+        (
+            CHAT,
+            {"messages": [{"role": "user", "content": 5}]},
+            "body.messages.0.ChatCompletionDeveloperMessageParam.content",
+        ),
         (CHAT, {"messages": []}, None),
         (CHAT, {"messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, None),
         (CHAT, {"messages": hi, "tools": [{"type": "function"}]}, "body.tools.0.function"),

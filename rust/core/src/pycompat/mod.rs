@@ -13,6 +13,19 @@ pub mod str;
 use serde_json::Value;
 
 /// `bool(value)` in Python, for a value decoded from JSON.
+/// Python's `type(x).__name__` for the object `json.loads` makes of a value.
+pub fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
 pub fn truthy(value: &Value) -> bool {
     match value {
         Value::Null => false,

@@ -37,7 +37,7 @@ impl<'a> Loc<'a> {
     pub fn key(&'a self, key: &'a str) -> Loc<'a> {
         Loc { seg: Seg::Key(key), parent: Some(self) }
     }
-    fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut segs = Vec::new();
         let mut cur = Some(self);
         while let Some(l) = cur {

@@ -27,10 +27,11 @@ impl Core {
         ctx: &ChatContext,
         tools: Option<&[Value]>,
     ) -> Result<Vec<u32>, ApiError> {
+        let raw = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        super::messages::check_content_parts(raw, true)?;
         if crate::wire::chat_fields::has_media_part(o) {
             return Err(self.not_multimodal());
         }
-        let raw = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
         self.inkling_messages_ids(raw, ctx, tools)
     }
 

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use crate::error::ApiError;
 use crate::pycompat::json::loads;
 use crate::template::ContentFormat;
+use crate::wire::message_union::{self, walk_parts, Walk};
 
 /// The fields vLLM's content-part types declare; any other key of a text
 /// part reaches an "openai"-format template as it is (`_collect_extra_fields`).
@@ -141,6 +142,130 @@ fn content_text(content: Option<&Value>, system: bool) -> String {
 }
 
 const BILLING_HEADER: &str = "x-anthropic-billing-header";
+
+/// Part types vLLM reads as text, and the ones whose missing text drops
+/// the part (`TEXT_PART_TYPES`, `PART_TYPES_TO_SKIP_NONE_CONTENT`).
+const TEXT_TYPES: [&str; 5] = ["text", "input_text", "output_text", "refusal", "thinking"];
+/// Every part type vLLM's parser knows (`MM_PARSER_MAP`), sorted as its
+/// error lists them.
+const KNOWN_TYPES: [&str; 16] = [
+    "audio_embeds",
+    "audio_url",
+    "image_embeds",
+    "image_pil",
+    "image_url",
+    "input_audio",
+    "input_image",
+    "input_text",
+    "output_text",
+    "prompt_embeds",
+    "refusal",
+    "text",
+    "thinking",
+    "tool_reference",
+    "video_embeds",
+    "video_url",
+];
+/// Keys that make a part without a `type` a media part, in the order
+/// vLLM tests them.
+const MEDIA_KEYS: [&str; 9] = [
+    "image_url",
+    "image_pil",
+    "image_embeds",
+    "audio_embeds",
+    "video_embeds",
+    "prompt_embeds",
+    "audio_url",
+    "input_audio",
+    "video_url",
+];
+
+/// Where a list of messages came from: a chat request's own `messages`,
+/// which vLLM validated (lazily, in part) and its chat parser walks, or
+/// messages derender converted from another API's input.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    Request,
+    Converted,
+}
+
+/// vLLM's pass over the content parts (`parse_chat_message_content_part`),
+/// up to the first media part, which the caller refuses: the 400s of parts
+/// it cannot read, and, when texts are joined into one string (`join`, the
+/// "string" content format), the `TypeError` of a text that is not a
+/// string.
+pub fn check_content_parts(messages: &[Value], join: bool) -> Result<(), ApiError> {
+    let mut collected = 0usize;
+    let mut bad_text: Option<ApiError> = None;
+    walk_parts(messages, |part| {
+        let Some(part) = part else {
+            collected = 0;
+            return bad_text.take().map_or(Ok(Walk::Next), Err);
+        };
+        let text = match part {
+            Value::Object(o) => match part_text(o)? {
+                PartText::Media => return Ok(Walk::Stop),
+                PartText::Text(t) => t,
+            },
+            other => Some(other),
+        };
+        if let Some(t) = text.filter(|t| crate::pycompat::truthy(t)) {
+            if join && !t.is_string() && bad_text.is_none() {
+                bad_text = Some(ApiError::bad_request(format!(
+                    "sequence item {collected}: expected str instance, {} found",
+                    crate::pycompat::type_name(t)
+                )));
+            }
+            collected += 1;
+        }
+        Ok(Walk::Next)
+    })
+}
+
+enum PartText<'a> {
+    /// What the part adds to the message's texts (`None`: nothing).
+    Text(Option<&'a Value>),
+    Media,
+}
+
+/// `parse_chat_message_content_mm_part` for a text-only model.
+fn part_text(o: &Map<String, Value>) -> Result<PartText<'_>, ApiError> {
+    let kind = o.get("type").filter(|t| !t.is_null());
+    let uuid = o.get("uuid").filter(|u| !u.is_null());
+    if let (Some(Value::String(kind)), None) = (kind, uuid) {
+        if KNOWN_TYPES.contains(&kind.as_str()) {
+            message_union::check_media_part(kind, &Value::Object(o.clone()))?;
+            let key = match kind.as_str() {
+                "thinking" => "thinking",
+                "refusal" => "refusal",
+                "tool_reference" => "name",
+                k if TEXT_TYPES.contains(&k) => "text",
+                _ => return Ok(PartText::Media),
+            };
+            return Ok(PartText::Text(o.get(key)));
+        }
+    }
+    if kind.is_none() || uuid.is_some() {
+        if MEDIA_KEYS.iter().any(|k| o.contains_key(*k)) {
+            return Ok(PartText::Media);
+        }
+        if o.contains_key("tool_reference") {
+            return Ok(PartText::Text(o.get("name")));
+        }
+        return Err(ApiError::invalid_param("Missing 'type' field in multimodal part. (parameter=type)", "type"));
+    }
+    match kind {
+        Some(Value::String(kind)) => Err(ApiError::invalid_param(
+            format!(
+                "Unsupported chat content part type: {}. Supported types: {}. (parameter=type, value={kind})",
+                crate::pycompat::repr::repr_str(kind),
+                KNOWN_TYPES.join(", ")
+            ),
+            "type",
+        )),
+        _ => Err(ApiError::invalid_param("Invalid 'type' field in multimodal part. (parameter=type)", "type")),
+    }
+}
 
 /// The conversation a template sees.
 pub fn conversation(messages: &[Value], format: ContentFormat) -> Result<Vec<Value>, ApiError> {

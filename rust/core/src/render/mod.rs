@@ -359,7 +359,7 @@ impl Core {
                     let ids = self.inkling_ids(o, &ctx, tool_dicts.as_deref())?;
                     (truncate_ids(o, ids, truncate, self.settings.max_model_len as i64, max_out), Value::Null)
                 } else {
-                    let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref())?;
+                    let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref(), messages::Origin::Request)?;
                     let tokenized = self.deepseek_tokenized(&ctx);
                     let add_special =
                         !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false);
@@ -500,7 +500,7 @@ impl Core {
         mistral::check_request_params(o)?;
         self.check_output_budget(max_out, max_param)?;
         let truncate = self.truncate_prompt_tokens(o)?;
-        let ids = self.mistral_ids(o, tekken, &cut, tools)?;
+        let ids = self.mistral_ids(o, tekken, &cut, tools, messages::Origin::Request)?;
         Ok(truncate_ids(o, ids, truncate, self.settings.max_model_len as i64, max_out))
     }
 
@@ -512,7 +512,11 @@ impl Core {
         tekken: &Tekken,
         messages: &[Value],
         tools: Option<&[Value]>,
+        origin: messages::Origin,
     ) -> Result<Vec<u32>, ApiError> {
+        if origin == messages::Origin::Request {
+            messages::check_content_parts(messages, true)?;
+        }
         if crate::wire::chat_fields::has_media_part(o) {
             return Err(self.not_multimodal());
         }
@@ -660,7 +664,9 @@ impl Core {
         o: &Obj,
         ctx: &ChatContext,
         tools: Option<&[Value]>,
+        origin: messages::Origin,
     ) -> Result<String, ApiError> {
+        let from_request = origin == messages::Origin::Request;
         let request_kwargs = o.get("chat_template_kwargs").and_then(Value::as_object);
         if let Some(k) = request_kwargs {
             let bad: Vec<&String> = k.keys().filter(|k| *k == "chat_template").collect();
@@ -672,6 +678,10 @@ impl Core {
         }
         let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
         if self.writes_deepseek() {
+            // V3.2's renderer parses contents as strings, V4's as parts.
+            if from_request {
+                messages::check_content_parts(messages, self.model.mode == crate::model::TokenizerMode::DeepseekV32)?;
+            }
             if crate::wire::chat_fields::has_media_part(o) {
                 return Err(self.deepseek_media_refusal(messages));
             }
@@ -690,6 +700,10 @@ impl Core {
                 )
             })?,
         };
+        let format = self.settings.content_format.unwrap_or(template.content_format);
+        if from_request {
+            messages::check_content_parts(messages, format == crate::template::ContentFormat::String)?;
+        }
         if messages.is_empty() {
             return Err(ApiError::bad_request(
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
@@ -698,7 +712,6 @@ impl Core {
         if crate::wire::chat_fields::has_media_part(o) {
             return Err(self.not_multimodal());
         }
-        let format = self.settings.content_format.unwrap_or(template.content_format);
         let mut conversation = messages::conversation(messages, format)?;
         if !template.supports_developer {
             conversation = messages::developer_as_system(conversation);

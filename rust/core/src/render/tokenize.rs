@@ -3,10 +3,12 @@
 use serde_json::{json, Value};
 
 use super::body_object;
+use super::messages::Origin;
 use crate::error::ApiError;
 use crate::parse::context::{ChatContext, TemplateDefaults};
 use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::served::Core;
+use crate::wire::message_union;
 
 impl Core {
     /// `POST /tokenize`: a `prompt`, or chat `messages` through the template.
@@ -16,7 +18,16 @@ impl Core {
         let mut errs = Errors::default();
         let chat = o.contains_key("messages");
         if chat {
-            read::list(&o["messages"], &root.field("messages"), &mut errs);
+            // `TokenizeRequest` is a union: a chat body whose messages fail
+            // also failed the completion member, which wants a `prompt`.
+            if let Some(messages) = read::list(&o["messages"], &root.field("messages"), &mut errs) {
+                let mut message_errs = Errors::default();
+                message_union::check_messages(messages, &root.field("messages"), &mut message_errs);
+                if !message_errs.is_empty() {
+                    errs.missing(&root.field("prompt"), &Value::Object(o.clone()));
+                    errs.list.append(&mut message_errs.list);
+                }
+            }
         } else {
             match o.get("prompt") {
                 None => errs.missing(&root.field("prompt"), &Value::Object(o.clone())),
@@ -42,7 +53,7 @@ impl Core {
             let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
-            self.mistral_ids(o, tekken, messages, tools.as_deref())?
+            self.mistral_ids(o, tekken, messages, tools.as_deref(), Origin::Request)?
         } else if chat && self.writes_inkling() {
             let defaults =
                 TemplateDefaults { kwargs: self.settings.template_defaults.kwargs.clone(), ..Default::default() };
@@ -57,7 +68,7 @@ impl Core {
             let ctx = ChatContext::from_request(o, &defaults);
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
-            let text = self.apply_chat_template(o, &ctx, tools.as_deref())?;
+            let text = self.apply_chat_template(o, &ctx, tools.as_deref(), Origin::Request)?;
             let tokenized = self.deepseek_tokenized(&ctx);
             self.encode(&text, !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false))?
         } else {

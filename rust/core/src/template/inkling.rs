@@ -379,12 +379,14 @@ fn declare_json(tools: &[Value]) -> Result<String, EncodeError> {
     let mut specs = Vec::with_capacity(tools.len());
     for tool in tools {
         let Value::Object(tool) = tool else {
-            return Err(EncodeError(format!("expected mapping, got {}", type_name(tool))));
+            return Err(EncodeError(format!("expected mapping, got {}", crate::pycompat::type_name(tool))));
         };
         let function = match tool.get("function") {
             None => Map::new(),
             Some(Value::Object(f)) => f.clone(),
-            Some(other) => return Err(EncodeError(format!("expected mapping, got {}", type_name(other)))),
+            Some(other) => {
+                return Err(EncodeError(format!("expected mapping, got {}", crate::pycompat::type_name(other))))
+            }
         };
         let name = function.get("name").cloned().ok_or_else(|| EncodeError("'name'".into()))?;
         let or = |key: &str, default: Value| {
@@ -400,28 +402,16 @@ fn declare_json(tools: &[Value]) -> Result<String, EncodeError> {
     Ok(canonical(&Value::Array(specs)))
 }
 
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
-}
-
 /// `_tool_call_name_and_args`: the name must be a string, the arguments
 /// an object (a JSON string of one is read).
 fn call_name_and_args(call: &Value) -> Result<(String, Value), EncodeError> {
     let Value::Object(call) = call else {
-        return Err(EncodeError(format!("expected mapping, got {}", type_name(call))));
+        return Err(EncodeError(format!("expected mapping, got {}", crate::pycompat::type_name(call))));
     };
     let function = match call.get("function") {
         None => Map::new(),
         Some(Value::Object(f)) => f.clone(),
-        Some(other) => return Err(EncodeError(format!("expected mapping, got {}", type_name(other)))),
+        Some(other) => return Err(EncodeError(format!("expected mapping, got {}", crate::pycompat::type_name(other)))),
     };
     let Some(Value::String(name)) = function.get("name") else {
         return Err(EncodeError("tool call function name must be a string".into()));

@@ -1,7 +1,6 @@
 //! Fields of vLLM's `ChatCompletionRequest` that render reads only through the
-//! template, checked as its pydantic model checks them: `messages` (a role on
-//! every message; text, part lists or null as content), `tools` (function
-//! tools), `documents` and `reasoning_effort`.
+//! template, checked as its pydantic model checks them: `tools` (function
+//! tools), `documents` and `reasoning_effort` (`messages`: `message_union`).
 
 use serde_json::{Map, Value};
 
@@ -9,19 +8,12 @@ use crate::pycompat::pydantic::{read, Errors, Loc};
 
 const EFFORTS: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
-/// Content-part types a text-only model takes (others need a multimodal one).
-const TEXT_PARTS: [&str; 3] = ["text", "input_text", "thinking"];
+/// Content-part types only a multimodal model takes.
 const MEDIA_PARTS: [&str; 8] =
     ["image_url", "input_image", "image_pil", "image_embeds", "audio_url", "input_audio", "video_url", "file"];
 
 /// The field errors pydantic reports for these fields.
 pub(crate) fn check(o: &Map<String, Value>, loc: &Loc, errs: &mut Errors) {
-    if let Some(Value::Array(messages)) = o.get("messages") {
-        let ml = loc.field("messages");
-        for (i, m) in messages.iter().enumerate() {
-            check_message(m, &ml.index(i), errs);
-        }
-    }
     if let Some(tools) = read::opt(o, "tools") {
         let tl = loc.field("tools");
         if let Some(items) = read::list(tools, &tl, errs) {
@@ -46,49 +38,6 @@ pub(crate) fn check(o: &Map<String, Value>, loc: &Loc, errs: &mut Errors) {
     }
     if let Some(effort) = read::opt(o, "reasoning_effort") {
         read::literal_str(effort, &EFFORTS, &loc.field("reasoning_effort"), errs);
-    }
-}
-
-fn check_message(m: &Value, l: &Loc, errs: &mut Errors) {
-    let Some(msg) = read::dict(m, l, errs) else { return };
-    match msg.get("role") {
-        None => errs.missing(&l.field("role"), m),
-        Some(role) => {
-            read::string(role, &l.field("role"), errs);
-        }
-    }
-    match msg.get("content") {
-        None | Some(Value::Null) | Some(Value::String(_)) => {}
-        Some(Value::Array(parts)) => {
-            let cl = l.field("content");
-            for (i, part) in parts.iter().enumerate() {
-                check_part(part, &cl.index(i), errs);
-            }
-        }
-        Some(other) => {
-            errs.push("string_type", &l.field("content"), "Input should be a valid string", Some(other), None)
-        }
-    }
-}
-
-fn check_part(part: &Value, l: &Loc, errs: &mut Errors) {
-    // A bare string is a text part too.
-    if part.is_string() {
-        return;
-    }
-    let Some(p) = read::dict(part, l, errs) else { return };
-    match p.get("type").and_then(Value::as_str) {
-        Some(t) if TEXT_PARTS.contains(&t) || MEDIA_PARTS.contains(&t) => {}
-        // `refusal` parts are an assistant's text; `tool_reference` parts
-        // (`CustomChatCompletionContentToolReferenceParam`) name a deferred tool.
-        Some("refusal" | "tool_reference") => {}
-        _ => errs.push(
-            "union_tag_invalid",
-            &l.field("type"),
-            "Input tag does not match any expected part type",
-            p.get("type"),
-            None,
-        ),
     }
 }
 
@@ -123,11 +72,12 @@ fn check_tool(t: &Value, l: &Loc, errs: &mut Errors) {
 /// A multimodal content part, which a text-only model refuses.
 pub(crate) fn has_media_part(o: &Map<String, Value>) -> bool {
     let Some(Value::Array(messages)) = o.get("messages") else { return false };
-    messages
-        .iter()
-        .filter_map(|m| m.get("content")?.as_array())
-        .flatten()
-        .any(|p| p.get("type").and_then(Value::as_str).is_some_and(|t| MEDIA_PARTS.contains(&t)))
+    messages.iter().filter_map(|m| m.get("content")?.as_array()).flatten().any(is_media_part)
+}
+
+/// A content part a text-only model refuses.
+pub(crate) fn is_media_part(part: &Value) -> bool {
+    part.get("type").and_then(Value::as_str).is_some_and(|t| MEDIA_PARTS.contains(&t))
 }
 
 #[cfg(test)]
@@ -140,20 +90,6 @@ mod tests {
         let mut errs = Errors::default();
         check(body.as_object().unwrap_or(&Map::new()), &Loc::root("body"), &mut errs);
         errs.list.iter().map(|e| (e.kind, e.loc.clone())).collect()
-    }
-
-    #[test]
-    fn messages_need_a_role_and_text_like_content() {
-        assert!(kinds(json!({"messages": [{"role": "robot", "content": "hi"}]})).is_empty());
-        assert_eq!(kinds(json!({"messages": [{"content": "hi"}]})), [("missing", "body.messages.0.role".into())]);
-        assert_eq!(kinds(json!({"messages": [{"role": "user", "content": 5}]}))[0].0, "string_type");
-        assert_eq!(
-            kinds(json!({"messages": [{"role": "user", "content": [{"type": "weird"}]}]}))[0].0,
-            "union_tag_invalid"
-        );
-        assert!(
-            kinds(json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, "b"]}]})).is_empty()
-        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use super::message_union;
 use crate::error::ApiError;
 use crate::pycompat::pydantic::{read, Errors, Loc};
 use crate::structured::checks as structured;
@@ -669,7 +670,9 @@ pub fn request_fields(o: &Obj, api: Api, l: &Loc, errs: &mut Errors) -> Option<O
         match o.get("messages") {
             None => errs.missing(&l.field("messages"), &Value::Object(o.clone())),
             Some(m) => {
-                read::list(m, &l.field("messages"), errs);
+                if let Some(messages) = read::list(m, &l.field("messages"), errs) {
+                    message_union::check_messages(messages, &l.field("messages"), errs);
+                }
             }
         }
     }
@@ -729,6 +732,11 @@ pub fn request_fields(o: &Obj, api: Api, l: &Loc, errs: &mut Errors) -> Option<O
         read::list(tools, &l.field("tools"), errs);
     }
     check_scalars(o, api, l, errs);
+    if api == Api::Chat && errs.list.len() == before {
+        if let Some(Value::Array(messages)) = o.get("messages") {
+            message_union::check_tool_calls(messages, l, errs);
+        }
+    }
     (errs.list.len() == before).then_some(opts)
 }
 
@@ -862,6 +870,7 @@ fn truthy(v: Option<&Value>) -> bool {
 /// one field check that raises past pydantic.
 pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
     if api == Api::Chat {
+        message_union::check_messages_iterable(req)?;
         if truthy(req.get("continue_final_message")) && truthy(req.get("add_generation_prompt")) {
             return Err(ApiError::validator(
                 "Cannot set both `continue_final_message` and `add_generation_prompt` to True.",
@@ -934,6 +943,9 @@ pub fn request_prechecks(req: &Obj, api: Api) -> Result<(), ApiError> {
         structured::check_count(req, api == Api::Chat)?;
     }
     structured::check_response_format(req)?;
+    if api == Api::Chat {
+        message_union::check_tool_calls_iterable(req)?;
+    }
     check_cache_salt(req)?;
     if api == Api::Chat {
         for key in ["mm_processor_kwargs", "media_io_kwargs"] {

@@ -98,15 +98,7 @@ fn has_think(content: &Content) -> bool {
 fn tool_call(call: &Value) -> Result<ToolCall, Refusal> {
     let function = call.get("function").and_then(Value::as_object).cloned().unwrap_or_default();
     if let Some((key, value)) = function.iter().find(|(k, _)| !["name", "arguments"].contains(&k.as_str())) {
-        let kind = match value {
-            Value::Null => "NoneType",
-            Value::Bool(_) => "bool",
-            Value::Number(n) if n.is_f64() => "float",
-            Value::Number(_) => "int",
-            Value::String(_) => "str",
-            Value::Array(_) => "list",
-            Value::Object(_) => "dict",
-        };
+        let kind = crate::pycompat::type_name(value);
         return Err(format!(
             "1 validation error for ToolCall\nfunction.{key}\n  Extra inputs are not permitted [type=extra_forbidden, input_value={}, input_type={kind}]\n    For further information visit https://errors.pydantic.dev/2.14/v/extra_forbidden",
             repr_value(value)

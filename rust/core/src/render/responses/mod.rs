@@ -11,6 +11,7 @@ mod validate;
 
 use serde_json::{Map, Value};
 
+use super::messages::Origin;
 use super::{body_object, opt_i64, structured};
 use crate::error::ApiError;
 use crate::parse::context::{ChatContext, TemplateDefaults};
@@ -257,14 +258,14 @@ impl Core {
                 if let Some(tekken) = self.model.tekken() {
                     // mistral_common renders the converted messages.
                     let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
-                    let ids = self.mistral_ids(&chat, tekken, &messages, template_tools)?;
+                    let ids = self.mistral_ids(&chat, tekken, &messages, template_tools, Origin::Converted)?;
                     (chat, conflict, ctx, ids, Value::Null)
                 } else if self.writes_inkling() {
                     let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
                     let ids = self.inkling_messages_ids(&messages, &ctx, template_tools)?;
                     (chat, conflict, ctx, ids, Value::Null)
                 } else {
-                    let text = self.apply_chat_template(&chat, &ctx, template_tools)?;
+                    let text = self.apply_chat_template(&chat, &ctx, template_tools, Origin::Converted)?;
                     // `build_tok_params` leaves `add_special_tokens` at `TokenizeParams`'
                     // default (true), unlike chat: templates that write their own BOS get
                     // a second one, as vLLM renders them.

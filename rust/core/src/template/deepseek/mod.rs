@@ -217,19 +217,6 @@ fn not_subscriptable(value: &Value) -> String {
     format!("'{kind}' object is not subscriptable")
 }
 
-/// `type(value).__name__`.
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
-}
-
 /// The error texts quote messages as Python prints a dict.
 fn repr(msg: &Value) -> String {
     repr_value(msg)

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::{
     drop_thinking_messages, last_user_index, push_extras, push_tool_calls, py_len, py_str, repr, role, str_or_empty,
-    tools_from_openai_format, type_name, EncodeError, ASSISTANT, BOS, EOS, THINK_END, THINK_START, USER, V4_TAGS,
+    tools_from_openai_format, EncodeError, ASSISTANT, BOS, EOS, THINK_END, THINK_START, USER, V4_TAGS,
 };
 use crate::pycompat::repr::repr_str;
 use crate::pycompat::truthy;
@@ -135,7 +135,7 @@ fn flatten(content: Option<&Value>) -> Result<Option<Value>, EncodeError> {
                 Some(other) => {
                     return Err(EncodeError::Invalid(format!(
                         "sequence item {i}: expected str instance, {} found",
-                        type_name(other)
+                        crate::pycompat::type_name(other)
                     )))
                 }
             },

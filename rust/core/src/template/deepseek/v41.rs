@@ -12,7 +12,7 @@ use super::v4::{
 };
 use super::{
     drop_thinking_messages, push_extras, push_tool_calls, py_str, role, str_or_empty, tools_from_openai_format,
-    type_name, EncodeError, Tags, ASSISTANT, BOS, EOS, THINK_END, THINK_START, USER,
+    EncodeError, Tags, ASSISTANT, BOS, EOS, THINK_END, THINK_START, USER,
 };
 use crate::pycompat::repr::{repr_str, repr_value};
 use crate::pycompat::truthy;
@@ -358,7 +358,7 @@ fn block_text(i: usize, block: &Value) -> Result<String, EncodeError> {
             Some(Value::String(s)) => Ok(s.clone()),
             Some(other) => Err(EncodeError::Invalid(format!(
                 "sequence item {i}: expected str instance, {} found",
-                type_name(other)
+                crate::pycompat::type_name(other)
             ))),
         },
         Some("tool_result") => Ok(tool_result_text(block)),

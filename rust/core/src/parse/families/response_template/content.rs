@@ -8,10 +8,11 @@ use std::collections::HashMap;
 use onig::{Regex, RegexOptions, Syntax};
 use serde_json::{Map, Number, Value};
 
-use super::template::{type_name, Field, CONTENT_PARSERS};
+use super::template::{Field, CONTENT_PARSERS};
 use crate::pycompat::num::{integral_float_text, py_float, py_int};
 use crate::pycompat::str::py_isspace;
 use crate::pycompat::truthy;
+use crate::pycompat::type_name;
 
 pub type Malformed = String;
 

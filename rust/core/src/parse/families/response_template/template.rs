@@ -88,19 +88,6 @@ fn next_char(text: &str, at: usize) -> usize {
     text[at..].chars().next().map_or(text.len() + 1, |c| at + c.len_utf8())
 }
 
-/// Python's `type(x).__name__` for a JSON value.
-pub fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
-}
-
 /// `sorted(names)` as Python prints a list of strings.
 pub fn sorted_repr<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     let mut names: Vec<&str> = names.into_iter().collect();
@@ -180,7 +167,7 @@ fn anchor(
             other => {
                 return Err(format!(
                     "{scope}: '{literal_key}' must be a string or list of strings, got {}",
-                    type_name(other)
+                    crate::pycompat::type_name(other)
                 ))
             }
         };
@@ -194,7 +181,7 @@ fn anchor(
         Some(Value::String(p)) => compile(p, scope, pattern_key).map(Some),
         Some(other) => Err(format!(
             "{scope}: invalid {pattern_key} regex: first argument must be string or compiled pattern, not {}",
-            type_name(other)
+            crate::pycompat::type_name(other)
         )),
     }
 }
@@ -242,7 +229,9 @@ fn build_field(name: &str, spec: &Value) -> Result<Field, String> {
     let join = match spec.get("join") {
         None | Some(Value::Null) => None,
         Some(Value::String(j)) => Some(j.clone()),
-        Some(other) => return Err(format!("{scope}: 'join' must be a string, got {}", type_name(other))),
+        Some(other) => {
+            return Err(format!("{scope}: 'join' must be a string, got {}", crate::pycompat::type_name(other)))
+        }
     };
     if join.is_some() && !truthy("repeats") {
         return Err(format!("{scope}: 'join' requires 'repeats': true"));
@@ -251,7 +240,9 @@ fn build_field(name: &str, spec: &Value) -> Result<Field, String> {
     let transform_each = match spec.get("transform_each") {
         None => false,
         Some(Value::Bool(b)) => *b,
-        Some(other) => return Err(format!("{scope}: transform_each must be a bool, got {}", type_name(other))),
+        Some(other) => {
+            return Err(format!("{scope}: transform_each must be a bool, got {}", crate::pycompat::type_name(other)))
+        }
     };
     if transform_each && transform.is_none() {
         return Err(format!("{scope}: transform_each is set but no transform was provided"));
@@ -290,7 +281,7 @@ fn build_field(name: &str, spec: &Value) -> Result<Field, String> {
 /// `load_response_template`.
 pub fn load(spec: &Value) -> Result<Template, String> {
     let Value::Object(spec) = spec else {
-        return Err(format!("response_template must be a dict, got {}", type_name(spec)));
+        return Err(format!("response_template must be a dict, got {}", crate::pycompat::type_name(spec)));
     };
     let version_ok = match spec.get("version") {
         None => true,
