@@ -69,17 +69,19 @@ def test_hf_mode_on_the_same_directory_reads_its_tokenizer_json(tmp_path):
     assert _tokenizer_mode(args, str(model), str(model), str(model)) == "mistral"
 
 
-def test_a_tekken_version_other_than_v13_stops_the_server(tmp_path):
-    """Other tekken versions build other prompts (v11 writes call ids, v15
-    model settings): refused at startup, naming the version."""
+def test_a_tekken_version_not_built_stops_the_server(tmp_path):
+    """Other tekken versions build other prompts (v7 writes calls as a JSON
+    list, v15 model settings): refused at startup, naming the version."""
     from derender.cli import main
 
-    model = tmp_path / "v11"
+    model = tmp_path / "v7"
     shutil.copytree(MAGISTRAL, model)
     with gzip.open(MAGISTRAL / "tekken.json.gz", "rt", encoding="utf-8") as f:
         data = json.load(f)
-    data["config"]["version"] = "v11"
+    data["config"]["version"] = "v7"
     (model / "tekken.json.gz").unlink()
     (model / "tekken.json").write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(SystemExit, match=re.escape("renders requests for tekken v13 tokenizers")):
+    with pytest.raises(
+        SystemExit, match=re.escape("renders requests for tekken v11 and v13 tokenizers")
+    ):
         main(["serve", str(model), "--port", "1"])

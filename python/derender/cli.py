@@ -635,7 +635,7 @@ def _startup_line(
     if _model_type(core.model_path, args.hf_overrides or {}) == "gpt_oss":
         template = "Harmony (gpt_oss; no chat template is read)"
     if config.tokenizer_mode == "mistral":
-        template = "mistral_common (tekken v13; no chat template is read)"
+        template = "mistral_common (tekken; no chat template is read)"
     if config.tokenizer_mode in _ENCODER_MODES:
         template = f"DeepSeek's encoder ({config.tokenizer_mode}; no chat template is read)"
     if config.tokenizer_mode == "inkling":

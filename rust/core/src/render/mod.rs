@@ -437,7 +437,7 @@ impl Core {
         {
             Some(true)
         } else if let (Some(tekken), Some(_)) = (tekken, &mistral) {
-            Some(mistral::reasoning_ended(tekken, &ids))
+            mistral::reasoning_ended(tekken, &ids)
         } else if let Some(p) = parser.filter(|_| has_reasoning) {
             let built = p.build(&ctx, &self.model);
             let ended = built.reasoning_end(&prompt_ids);

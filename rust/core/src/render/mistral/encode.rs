@@ -1,6 +1,7 @@
-//! `InstructTokenizerV13.encode_instruct`: the token layout of a normalized
-//! conversation. Every text piece is encoded on its own; `<s>` starts the
-//! prompt and `</s>` ends each complete assistant message.
+//! `InstructTokenizerV13.encode_instruct` (and V11's, which differs in three
+//! places): the token layout of a normalized conversation. Every text piece
+//! is encoded on its own; `<s>` starts the prompt and `</s>` ends each
+//! complete assistant message.
 
 use super::messages::{Chunk, Content, Message};
 use crate::tekken::Tekken;
@@ -20,10 +21,14 @@ impl Ids<'_> {
         self.out.extend(self.tekken.encode(text));
     }
 
-    fn chunks(&mut self, chunks: &[Chunk]) {
+    fn chunks(&mut self, chunks: &[Chunk]) -> Result<(), String> {
         for chunk in chunks {
             match chunk {
                 Chunk::Text(t) => self.text(t),
+                // V11 inherits V1's `encode_think`, which raises.
+                Chunk::Think { .. } if self.tekken.version < 13 => {
+                    return Err("Think not implemented for tokenizer < V13.".into())
+                }
                 Chunk::Think { text, closed } => {
                     self.special("[THINK]");
                     self.text(text);
@@ -33,44 +38,58 @@ impl Ids<'_> {
                 }
             }
         }
+        Ok(())
     }
 
-    fn content(&mut self, content: &Content) {
+    fn content(&mut self, content: &Content) -> Result<(), String> {
         match content {
             Content::None => {}
             Content::Str(s) => self.text(s),
-            Content::Chunks(c) => self.chunks(c),
+            Content::Chunks(c) => self.chunks(c)?,
         }
+        Ok(())
     }
 }
 
+/// An id mistral_common leaves out of the prompt.
+fn unset_id(id: &str) -> bool {
+    id.is_empty() || id == "null"
+}
+
 /// The prompt ids. `tools_json`: the available tools as the prompt shows
-/// them, before the first user message. An assistant message without text
-/// or calls is refused with mistral_common's message.
+/// them, before the first user message (v13) or the last (v11). An
+/// assistant message without text or calls is refused with mistral_common's
+/// message.
 pub fn encode(tekken: &Tekken, messages: &[Message], tools_json: Option<&str>) -> Result<Vec<u32>, String> {
+    let v11 = tekken.version < 13;
     let mut ids = Ids { tekken, out: Vec::new() };
     ids.special("<s>");
-    let first_user = messages.iter().position(|m| matches!(m, Message::User(_)));
+    let mut users = messages.iter().enumerate().filter(|(_, m)| matches!(m, Message::User(_))).map(|(i, _)| i);
+    let tools_at = if v11 { users.next_back() } else { users.next() };
     for (i, m) in messages.iter().enumerate() {
         match m {
             Message::User(content) => {
-                if let (Some(json), true) = (tools_json, Some(i) == first_user) {
+                if let (Some(json), true) = (tools_json, Some(i) == tools_at) {
                     ids.special("[AVAILABLE_TOOLS]");
                     ids.text(json);
                     ids.special("[/AVAILABLE_TOOLS]");
                 }
                 ids.special("[INST]");
-                ids.content(content);
+                ids.content(content)?;
                 ids.special("[/INST]");
             }
             Message::System(content) => {
                 ids.special("[SYSTEM_PROMPT]");
-                ids.content(content);
+                ids.content(content)?;
                 ids.special("[/SYSTEM_PROMPT]");
             }
-            Message::Tool { content, .. } => {
+            Message::Tool { content, id, .. } => {
                 ids.special("[TOOL_RESULTS]");
-                ids.content(content);
+                if v11 {
+                    ids.text(id);
+                    ids.special("[TOOL_CONTENT]");
+                }
+                ids.content(content)?;
                 ids.special("[/TOOL_RESULTS]");
             }
             Message::Assistant { content, calls, prefix } => {
@@ -88,12 +107,16 @@ pub fn encode(tekken: &Tekken, messages: &[Message], tools_json: Option<&str>) -
                 match content {
                     // A string loses its trailing spaces; chunks are kept.
                     Content::Str(s) if has_text => ids.text(s.trim_end_matches(' ')),
-                    Content::Chunks(c) => ids.chunks(c),
+                    Content::Chunks(c) => ids.chunks(c)?,
                     _ => {}
                 }
                 for call in calls {
                     ids.special("[TOOL_CALLS]");
                     ids.text(&call.name);
+                    if v11 && !unset_id(&call.id) {
+                        ids.special("[CALL_ID]");
+                        ids.text(&call.id);
+                    }
                     ids.special("[ARGS]");
                     ids.text(&call.arguments);
                 }

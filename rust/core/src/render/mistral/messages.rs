@@ -200,10 +200,24 @@ fn name_error(name: &str) -> Refusal {
 
 const ID_ERROR: &str = "Tool call id must be a non-empty string other than 'null' for tokenizer version 13 or newer.";
 
-/// `MistralRequestValidatorV13` in test mode: the order of roles, tool
-/// calls paired with results, then each message, then each tool's schema
-/// and name.
-pub fn validate(messages: &[Message], tools: &[(&str, Option<&Value>)]) -> Result<(), Refusal> {
+/// The id check of a tool call (`call`) or a tool result: any set id from
+/// v13; before, nine ASCII letters or digits (V3's), and `"null"` only
+/// while fine-tuning, for a call.
+fn id_error(id: &str, version: u32, call: bool) -> Option<String> {
+    if version >= 13 {
+        return (id.is_empty() || id == "null").then(|| ID_ERROR.to_string());
+    }
+    if call && id == "null" {
+        return Some("Tool call id 'null' is only allowed for the last assistant message in finetuning mode.".into());
+    }
+    let nine = id.len() == 9 && id.bytes().all(|b| b.is_ascii_alphanumeric());
+    (!nine).then(|| format!("Tool call id was {id} but must be a-z, A-Z, 0-9, with a length of 9."))
+}
+
+/// `MistralRequestValidatorV13` (V11 for tekken v11) in test mode: the
+/// order of roles, tool calls paired with results, then each message, then
+/// each tool's schema and name.
+pub fn validate(messages: &[Message], tools: &[(&str, Option<&Value>)], version: u32) -> Result<(), Refusal> {
     match messages {
         [] => return Err("Conversation must have at least one message".into()),
         [only] if !matches!(only, Message::User(_) | Message::System(_)) => {
@@ -260,8 +274,8 @@ pub fn validate(messages: &[Message], tools: &[(&str, Option<&Value>)]) -> Resul
         match m {
             Message::Assistant { calls, .. } => {
                 for call in calls {
-                    if call.id.is_empty() || call.id == "null" {
-                        return Err(ID_ERROR.into());
+                    if let Some(error) = id_error(&call.id, version, true) {
+                        return Err(error);
                     }
                     if !valid_function_name(&call.name) {
                         return Err(name_error(&call.name));
@@ -272,8 +286,8 @@ pub fn validate(messages: &[Message], tools: &[(&str, Option<&Value>)]) -> Resul
                 if let Some(name) = name.as_deref().filter(|n| !valid_function_name(n)) {
                     return Err(name_error(name));
                 }
-                if id.is_empty() || id == "null" {
-                    return Err(ID_ERROR.into());
+                if let Some(error) = id_error(id, version, false) {
+                    return Err(error);
                 }
             }
             _ => {}
@@ -484,10 +498,10 @@ mod tests {
             false,
         )
         .expect("converts");
-        validate(&messages, &[]).expect("valid");
+        validate(&messages, &[], 13).expect("valid");
         let bad = json!({"type": "object", "properties": {"x": {"type": "nonsense"}}});
         assert_eq!(
-            validate(&messages, &[("f", Some(&bad))]).expect_err("refused"),
+            validate(&messages, &[("f", Some(&bad))], 13).expect_err("refused"),
             "Invalid tool schema: 'nonsense' is not valid under any of the given schemas"
         );
         let ids: Vec<String> = normalize(messages)
@@ -504,7 +518,7 @@ mod tests {
     fn refusals_name_the_problem_as_mistral_common_does() {
         let err = |m: Vec<Value>| {
             let converted = convert(&m, false);
-            converted.and_then(|c| validate(&c, &[])).expect_err("refused")
+            converted.and_then(|c| validate(&c, &[], 13)).expect_err("refused")
         };
         assert_eq!(err(vec![json!({"role": "wizard", "content": "x"})]), "Unknown message role: wizard");
         assert_eq!(

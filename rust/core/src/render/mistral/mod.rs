@@ -104,7 +104,7 @@ pub(crate) fn prompt_ids(
     let tools = tools.unwrap_or(&[]);
     let schemas: Vec<(&str, Option<&Value>)> =
         tools.iter().map(|t| (function_str(t, "name"), t.get("function").and_then(|f| f.get("parameters")))).collect();
-    messages::validate(&converted, &schemas).map_err(refused)?;
+    messages::validate(&converted, &schemas, tekken.version).map_err(refused)?;
     let normal = messages::normalize(converted);
     let tools_json = (!tools.is_empty()).then(|| tools_json(tools));
     encode::encode(tekken, &normal, tools_json.as_deref()).map_err(refused)
@@ -246,15 +246,18 @@ pub(crate) fn adjust(tekken: &Tekken, o: &Map<String, Value>, tools: Option<&[Va
 
 /// `is_reasoning_end` for the prompt (no grammar): scanning back, a
 /// `[/THINK]` or `[TOOL_CALLS]` ends reasoning, a `[THINK]` opens it.
-pub(crate) fn reasoning_ended(tekken: &Tekken, prompt: &[u32]) -> bool {
+/// Without `[THINK]` (v11) the parser's markers are text, which vLLM does
+/// not look for in the prompt: `None`.
+pub(crate) fn reasoning_ended(tekken: &Tekken, prompt: &[u32]) -> Option<bool> {
     let id = |t: &str| tekken.special_id(t);
+    let think = id("[THINK]")?;
     for &token in prompt.iter().rev() {
         if Some(token) == id("[/THINK]") || Some(token) == id("[TOOL_CALLS]") {
-            return true;
+            return Some(true);
         }
-        if Some(token) == id("[THINK]") {
-            return false;
+        if token == think {
+            return Some(false);
         }
     }
-    false
+    Some(false)
 }

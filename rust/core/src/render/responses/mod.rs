@@ -237,9 +237,11 @@ impl Core {
                 let (chat, conflict) = chat_view(&o, messages, &tools);
                 let ctx = ChatContext::from_request(&chat, &self.settings.template_defaults);
                 self.check_output_budget(max_out, "max_output_tokens")?;
-                // DeepSeek's encoders take an empty conversation (V4 writes BOS).
+                // DeepSeek's encoders take an empty conversation (V4 writes BOS);
+                // mistral_common's fails on its own (`messages[-1]`).
                 let empty = chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty);
-                if empty && !self.writes_deepseek() && !self.writes_inkling() {
+                let own_check = self.writes_deepseek() || self.writes_inkling() || self.model.tekken().is_some();
+                if empty && !own_check {
                     return Err(ApiError::bad_request(
                         "Cannot apply chat template to an empty conversation. Provide at least one message.",
                     ));
@@ -328,6 +330,9 @@ impl Core {
             // Hosted tools count as tools for the parser's `adjust_request`.
             keep_special |=
                 hosted_only && p.tool_keeps_special_tokens() && ctx.tool_choice != crate::parse::ToolChoice::None;
+            // The Mistral parser on a grammar-capable tekken tokenizer is
+            // always asked to adjust the request, whatever the tool choice.
+            keep_special |= p.tokenizer_grammar() && self.model.tekken().is_some_and(|t| t.version >= 11);
             if p.forced_schema_from_chat_request() && ctx.forces_tool_calls() {
                 adjusted = None;
             }
