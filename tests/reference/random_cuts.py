@@ -43,6 +43,7 @@ import replay  # noqa: E402
 from render_server import Server, config_env, source_dir, unpack_model, workdir  # noqa: E402
 
 from derender import Derenderer  # noqa: E402
+from derender.cli import build_parser, config_from_args, settle_tokenizer_mode  # noqa: E402
 
 
 class InProcess:
@@ -58,19 +59,13 @@ class InProcess:
 
 
 def core_for(config: dict) -> Derenderer:
-    flags, kwargs = config["flags"], {}
-    for i, flag in enumerate(flags):
-        if flag == "--tool-call-parser":
-            kwargs["tool_call_parser"] = flags[i + 1]
-        elif flag == "--reasoning-parser":
-            kwargs["reasoning_parser"] = flags[i + 1]
-        elif flag == "--enable-auto-tool-choice":
-            kwargs["enable_auto_tool_choice"] = True
-        elif flag in ("--max-model-len", "--max-logprobs"):
-            kwargs[flag[2:].replace("-", "_")] = int(flags[i + 1])
-    return Derenderer(
-        str(source_dir(config["model"])), served_model_names=[config["served_model_name"]], **kwargs
-    )
+    """The core `derender serve` builds for the config (its tokenizer mode included)."""
+    argv = ["serve", str(source_dir(config["model"])), "--served-model-name"]
+    argv += [config["served_model_name"], *config["flags"]]
+    args = build_parser().parse_args(argv)
+    server = config_from_args(args)
+    settle_tokenizer_mode(args, server)
+    return Derenderer(server.model, **server.core_kwargs())
 
 
 def chunk(call: dict) -> dict:
