@@ -70,18 +70,19 @@ def test_hf_mode_on_the_same_directory_reads_its_tokenizer_json(tmp_path):
 
 
 def test_a_tekken_version_not_built_stops_the_server(tmp_path):
-    """Other tekken versions build other prompts (v7 writes calls as a JSON
-    list, v15 model settings): refused at startup, naming the version."""
+    """Other tekken versions build other prompts (v15 writes model settings,
+    v3 folds the system prompt into a user turn): refused at startup, naming
+    the version."""
     from derender.cli import main
 
-    model = tmp_path / "v7"
+    model = tmp_path / "v15"
     shutil.copytree(MAGISTRAL, model)
     with gzip.open(MAGISTRAL / "tekken.json.gz", "rt", encoding="utf-8") as f:
         data = json.load(f)
-    data["config"]["version"] = "v7"
+    data["config"]["version"] = "v15"
     (model / "tekken.json.gz").unlink()
     (model / "tekken.json").write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(
-        SystemExit, match=re.escape("renders requests for tekken v11 and v13 tokenizers")
+        SystemExit, match=re.escape("renders requests for tekken v7, v11 and v13 tokenizers")
     ):
         main(["serve", str(model), "--port", "1"])

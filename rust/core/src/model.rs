@@ -23,7 +23,7 @@ pub enum ModelError {
     #[error("tokenizer mode mistral: {0} has no tekken.json")]
     NoTekken(PathBuf),
     /// Requests are rendered as mistral_common's `InstructTokenizerV13`.
-    #[error("tokenizer mode mistral: derender renders requests for tekken v11 and v13 tokenizers (Mistral Small 3.2; Magistral, Devstral); {0} is v{1}")]
+    #[error("tokenizer mode mistral: derender renders requests for tekken v7, v11 and v13 tokenizers (Mistral Small 3 and 3.2; Magistral, Devstral); {0} is v{1}")]
     TekkenVersion(PathBuf, u32),
     /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
     /// vLLM's `get_hf_text_config` check, reached through `--hf-overrides`.
@@ -287,7 +287,7 @@ impl Model {
     fn load_tekken(dir: &Path, tok_dir: &Path, hf_overrides: &Map<String, Value>) -> Result<Model, ModelError> {
         let path = Tekken::find(tok_dir).ok_or_else(|| ModelError::NoTekken(tok_dir.to_path_buf()))?;
         let tekken = Tekken::load(&path)?;
-        if !matches!(tekken.version, 11 | 13) {
+        if !matches!(tekken.version, 7 | 11 | 13) {
             return Err(ModelError::TekkenVersion(path, tekken.version));
         }
         let (gen_config, config) = Self::read_configs(dir, hf_overrides)?;

@@ -53,6 +53,7 @@ EOS = {
     "qwen3_coder": 151645,
     "llama3": 128009,
     "mistral": 2,
+    "mistral_small3": 2,
     "mistral_small32": 2,
     "ling3": 151671,
     "holo2": 151645,

@@ -412,7 +412,18 @@ impl Core {
         let (keep_special, structured) = match &mistral {
             Some(mistral::Adjusted::Grammar(params)) => (false, Some(params.clone())),
             Some(mistral::Adjusted::Kept) => (true, None),
-            None => parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None)),
+            None => {
+                let (keep, forced) =
+                    parser.map(|p| p.render_adjustments(&ctx, &request_format)).unwrap_or((false, None));
+                // The Mistral parser's legacy branch forces its JSON schema
+                // only when the request brings no structured outputs of its
+                // own (nor a structural-tag response format).
+                let own_output = o.get("structured_outputs").is_some_and(|v| !v.is_null())
+                    || o.get("response_format").and_then(|f| f.get("type")).and_then(Value::as_str)
+                        == Some("structural_tag");
+                let legacy_mistral = parser.is_some_and(|p| p.forced_schema_from_chat_request());
+                (keep, forced.filter(|_| !(own_output && legacy_mistral)))
+            }
         };
         // A parser's own grammar replaces the request's constraint.
         let structured = match &grammar {

@@ -51,6 +51,20 @@ impl Ids<'_> {
     }
 }
 
+/// `json.dumps` of v7's call list (`_prepare_function_call`): the
+/// arguments are already dumped the same way.
+fn json_calls(calls: &[super::messages::ToolCall]) -> String {
+    let quoted = |s: &str| super::messages::json_text(&serde_json::Value::String(s.to_string()));
+    let items: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            let id = if unset_id(&call.id) { String::new() } else { format!(", \"id\": {}", quoted(&call.id)) };
+            format!("{{\"name\": {}, \"arguments\": {}{id}}}", quoted(&call.name), call.arguments)
+        })
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
 /// An id mistral_common leaves out of the prompt.
 fn unset_id(id: &str) -> bool {
     id.is_empty() || id == "null"
@@ -62,6 +76,7 @@ fn unset_id(id: &str) -> bool {
 /// message.
 pub fn encode(tekken: &Tekken, messages: &[Message], tools_json: Option<&str>) -> Result<Vec<u32>, String> {
     let v11 = tekken.version < 13;
+    let v7 = tekken.version < 11;
     let mut ids = Ids { tekken, out: Vec::new() };
     ids.special("<s>");
     let mut users = messages.iter().enumerate().filter(|(_, m)| matches!(m, Message::User(_))).map(|(i, _)| i);
@@ -110,7 +125,12 @@ pub fn encode(tekken: &Tekken, messages: &[Message], tools_json: Option<&str>) -
                     Content::Chunks(c) => ids.chunks(c)?,
                     _ => {}
                 }
-                for call in calls {
+                if tekken.version < 11 && !calls.is_empty() {
+                    // v7: one JSON list of `{name, arguments, id}` after the marker.
+                    ids.special("[TOOL_CALLS]");
+                    ids.text(&json_calls(calls));
+                }
+                for call in calls.iter().filter(|_| !v7) {
                     ids.special("[TOOL_CALLS]");
                     ids.text(&call.name);
                     if v11 && !unset_id(&call.id) {

@@ -242,8 +242,10 @@ pub fn validate(messages: &[Message], tools: &[(&str, Option<&Value>)], version:
             return Err(format!("Unexpected role '{cur}' after role '{prev}'"));
         }
     }
+    // V11 pairs tool results with call ids; V5 (v7) does not.
+    let pairs = version >= 11;
     let (mut expected, mut observed): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
-    for m in messages.iter().skip(1) {
+    for m in messages.iter().skip(1).filter(|_| pairs) {
         match m {
             Message::Tool { id, .. } => {
                 if observed.contains(&id.as_str()) {
@@ -272,7 +274,10 @@ pub fn validate(messages: &[Message], tools: &[(&str, Option<&Value>)], version:
     }
     for m in messages {
         match m {
-            Message::Assistant { calls, .. } => {
+            Message::Assistant { calls, content, .. } => {
+                if version < 11 && has_think(content) {
+                    return Err("Unexpected content chunk types in assistant message: ['ThinkChunk']".into());
+                }
                 for call in calls {
                     if let Some(error) = id_error(&call.id, version, true) {
                         return Err(error);
@@ -392,8 +397,9 @@ fn aggregate<'a>(contents: impl IntoIterator<Item = &'a Content>) -> Content {
 
 /// `InstructRequestNormalizerV13`: a run of user or assistant messages
 /// becomes one message; system messages stay where they are, one each;
-/// tool results of a run follow the order of the calls they answer.
-pub fn normalize(messages: Vec<Message>) -> Vec<Message> {
+/// tool results of a run follow the order of the calls they answer (from
+/// v11; v7 keeps the request's order).
+pub fn normalize(messages: Vec<Message>, version: u32) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let mut latest_calls: Vec<String> = Vec::new();
     let mut i = 0;
@@ -443,7 +449,9 @@ pub fn normalize(messages: Vec<Message>) -> Vec<Message> {
                         _ => None,
                     })
                     .collect();
-                results.sort_by_key(|(order, n, _)| (*order, *n));
+                if version >= 11 {
+                    results.sort_by_key(|(order, n, _)| (*order, *n));
+                }
                 out.extend(results.into_iter().map(|(_, _, m)| m));
             }
         }
@@ -477,7 +485,7 @@ mod tests {
             false,
         )
         .expect("converts");
-        let normal = normalize(messages);
+        let normal = normalize(messages, 13);
         assert_eq!(normal.len(), 3);
         match &normal[2] {
             Message::User(c) => assert_eq!(text(c), "a\n\nb\n\nc"),
@@ -504,7 +512,7 @@ mod tests {
             validate(&messages, &[("f", Some(&bad))], 13).expect_err("refused"),
             "Invalid tool schema: 'nonsense' is not valid under any of the given schemas"
         );
-        let ids: Vec<String> = normalize(messages)
+        let ids: Vec<String> = normalize(messages, 13)
             .into_iter()
             .filter_map(|m| match m {
                 Message::Tool { id, .. } => Some(id),

@@ -105,7 +105,7 @@ pub(crate) fn prompt_ids(
     let schemas: Vec<(&str, Option<&Value>)> =
         tools.iter().map(|t| (function_str(t, "name"), t.get("function").and_then(|f| f.get("parameters")))).collect();
     messages::validate(&converted, &schemas, tekken.version).map_err(refused)?;
-    let normal = messages::normalize(converted);
+    let normal = messages::normalize(converted, tekken.version);
     let tools_json = (!tools.is_empty()).then(|| tools_json(tools));
     encode::encode(tekken, &normal, tools_json.as_deref()).map_err(refused)
 }

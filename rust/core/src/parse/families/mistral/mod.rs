@@ -88,8 +88,9 @@ pub struct MistralParser {
     starting_new_tool: bool,
     new_name: Option<String>,
     new_string_arguments: Option<String>,
-    /// The id of the newest call, until its first delta carries it.
-    unsent_id: Option<String>,
+    /// The newest call's id is still to go out with its first delta (drawn
+    /// then, so a stream state never holds an id no client saw).
+    id_unsent: bool,
     /// The text from the first marker on (or all of a guided answer), and
     /// whether any call was streamed: without one, the end of the stream
     /// answers that text as batch does (calls, or the JSON as content).
@@ -113,7 +114,7 @@ impl MistralParser {
             starting_new_tool: false,
             new_name: None,
             new_string_arguments: None,
-            unsent_id: None,
+            id_unsent: false,
             json_text: String::new(),
             calls_sent: false,
             content_sent: false,
@@ -163,8 +164,8 @@ impl MistralParser {
 
     /// The call's pending id goes out with its first delta.
     fn finish_delta(&mut self, mut call: DeltaToolCall, out: &mut Vec<DeltaToolCall>) {
-        if let Some(id) = self.unsent_id.take() {
-            call.id = Some(id);
+        if std::mem::take(&mut self.id_unsent) {
+            call.id = Some(mistral_id());
         }
         self.calls_sent = true;
         out.push(call);
@@ -228,7 +229,7 @@ impl MistralParser {
                 }
                 modified = false;
                 self.calls.current += 1;
-                self.unsent_id = Some(mistral_id());
+                self.id_unsent = true;
                 current = self.new_delta();
             }
             let function = current.function.get_or_insert(DeltaFunctionCall { name: None, arguments: None });
@@ -384,7 +385,13 @@ impl ToolParser for MistralParser {
         }
         let calls = calls_in(json);
         self.calls_sent = !calls.is_empty();
-        whole_answer(Extracted { tools_called: self.calls_sent, calls, content: Some(json.to_string()) })
+        let mut answer = whole_answer(Extracted { tools_called: self.calls_sent, calls, content: Some(json.into()) });
+        // As batch: beside the calls, the text before the marker is content.
+        let before = text.split_once(TOOL_CALLS).map(|(c, _)| c).filter(|c| !c.trim().is_empty());
+        if let (true, Some(delta), Some(before)) = (self.calls_sent, answer.as_mut(), before) {
+            delta.content = Some(before.to_string());
+        }
+        answer
     }
 }
 
@@ -723,7 +730,7 @@ crate::impl_snapshot!(MistralParser {
     starting_new_tool,
     new_name,
     new_string_arguments,
-    unsent_id,
+    id_unsent,
     json_text,
     calls_sent,
     content_sent,

@@ -1,10 +1,10 @@
-"""Record pending/<config>/unseen.jsonl.gz (config mistral_small3 or mistral_small32) with
+"""Record unseen/<config>.jsonl.gz (config mistral_small3 or mistral_small32) with
 tests/reference/unseen/record.py's Recorder from the family in vllm_parser_outputs.json beside
 this file. A tekken model has no tokenizer.json: the output ids come from record_mistral.py's
 Tok (mistral_common's Tekkenizer; each control token such as [TOOL_CALLS] as its one special id,
 text by Tekken), then the end token </s> (2):
 
-    <vLLM venv>/bin/python tests/reference/pending/mistral_small3/record_unseen.py \\
+    <vLLM venv>/bin/python tests/reference/unseen/tekken/record.py \\
         --vllm http://127.0.0.1:P --model-dir <dir holding tekken.json> [--config mistral_small32]
 """
 
@@ -44,11 +44,10 @@ def main() -> int:
     ap.add_argument("--config", default="mistral_small3", choices=["mistral_small3", "mistral_small32"])
     ap.add_argument("--out")
     args = ap.parse_args()
-    pending = HERE.parent / args.config
-    out_path = Path(args.out) if args.out else pending / "unseen.jsonl.gz"
+    out_path = Path(args.out) if args.out else REF / "unseen" / f"{args.config}.jsonl.gz"
     record_mistral.use_profile(args.config)
     record.EOS.setdefault(args.config, record_mistral.EOS)  # keyed by the model dir name
-    config = json.loads((pending / "config.json").read_text())[args.config]
+    config = json.loads((REF / "configs.json").read_text())[args.config]
     tok = TekkenAsTokenizers(record_mistral.Tok(Path(args.model_dir)))
     rec = record.Recorder(args.vllm, args.config, config, tok)
     data = json.loads((HERE / "vllm_parser_outputs.json").read_text())
