@@ -64,8 +64,13 @@ def tokenizer_info(
     if hub_class == "Qwen2Tokenizer":
         cls = hub_class
         config = {**{k: config.get(k, d) for k, d in _QWEN2_FIRST.items()}, **config}
-    # The inkling mode's registry entry loads a cached tokenizer, no pool.
-    pool = "" if mode == "inkling" else "TokenizerPool"
+    if mode == "kimi_k3":
+        # K3's tokenizer is remote code: the class `auto_map` names, cached.
+        auto = config.get("auto_map", {}).get("AutoTokenizer") or [None]
+        named = next((c for c in reversed(auto) if c), None) if isinstance(auto, list) else auto
+        cls = str(named).rsplit(".", 1)[-1] if named else hub_class or cls
+    # The inkling and kimi_k3 modes' registry entries load a cached tokenizer, no pool.
+    pool = "" if mode in ("inkling", "kimi_k3") else "TokenizerPool"
     return {"tokenizer_class": f"{pool}Cached{cls}", **_contents(config)}
 
 

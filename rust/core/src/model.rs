@@ -91,6 +91,9 @@ pub enum TokenizerMode {
     /// `tokenizer.json` under Inkling's encoding, which writes ids, not a
     /// prompt text (`inkling`).
     Inkling,
+    /// `tokenizer.json` under Kimi K3's encoding, which writes ids segment
+    /// by segment (`kimi_k3`).
+    KimiK3,
 }
 
 enum Codec {
@@ -187,7 +190,7 @@ impl Model {
             TokenizerMode::Hf | TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4 | TokenizerMode::DeepseekV41 => {
                 Self::load_dirs(&model, &tokenizer, hf_overrides)?
             }
-            TokenizerMode::Inkling => Self::load_dirs(&model, &tokenizer, hf_overrides)?,
+            TokenizerMode::Inkling | TokenizerMode::KimiK3 => Self::load_dirs(&model, &tokenizer, hf_overrides)?,
             TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides)?,
         };
         loaded.mode = mode;

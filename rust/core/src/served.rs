@@ -289,6 +289,8 @@ pub struct Core {
     pub(crate) harmony: Option<Harmony>,
     /// The inkling mode's block markers in this vocabulary.
     pub(crate) inkling: Option<crate::template::inkling::Markers>,
+    /// The kimi_k3 mode's ordinary (no added token) text encoding.
+    pub(crate) kimi_k3: Option<crate::template::kimi_k3::Ordinary>,
 }
 
 impl Core {
@@ -301,8 +303,13 @@ impl Core {
             .then(|| crate::template::inkling::Markers::find(|s| model.tokenizer.token_to_id(s)))
             .transpose()
             .map_err(|e| TemplateError::Renderer("inkling", e))?;
+        let kimi_k3 = (model.mode == crate::model::TokenizerMode::KimiK3)
+            .then(|| crate::template::kimi_k3::Ordinary::of(&model.tokenizer))
+            .transpose()
+            .map_err(|e| TemplateError::Renderer("kimi_k3", e))?;
         let model = std::sync::Arc::new(model);
-        Ok(Core { model, settings, template, anthropic_probes: std::sync::OnceLock::new(), harmony, inkling })
+        let probes = std::sync::OnceLock::new();
+        Ok(Core { model, settings, template, anthropic_probes: probes, harmony, inkling, kimi_k3 })
     }
 
     /// `_check_model`: a named model must be one we serve.

@@ -115,6 +115,7 @@ impl Derenderer {
             Some("deepseek_v4") => TokenizerMode::DeepseekV4,
             Some("deepseek_v41") => TokenizerMode::DeepseekV41,
             Some("inkling") => TokenizerMode::Inkling,
+            Some("kimi_k3") => TokenizerMode::KimiK3,
             Some(other) => return Err(PyValueError::new_err(format!("unknown tokenizer mode {other:?}"))),
         };
         let loaded = py

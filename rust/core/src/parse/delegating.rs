@@ -7,6 +7,7 @@ use super::required::{named_streaming, parse_required, required_streaming};
 use super::snapshot::{Snapshot, SnapshotError};
 use super::unified::UnifiedParser;
 use super::{random_tool_call_id, ChatContext, FunctionCall, Ids, ReasoningParser, Texts, ToolChoice, ToolParser};
+use crate::pycompat::str::py_isspace;
 use crate::wire::response::{Delta, DeltaToolCall, FunctionCall as WireFunctionCall, ToolCall};
 use serde_json::{json, Value};
 
@@ -266,6 +267,17 @@ impl DelegatingParser {
         ctx: &ChatContext,
     ) -> (Option<Vec<FunctionCall>>, Option<String>) {
         let Some(tool) = &self.tool else { return (Some(Vec::new()), content) };
+        if tool.parses_every_choice() && self.enable_auto_tools {
+            let info = tool.extract_tool_calls(content.as_deref().unwrap_or(""), ctx);
+            if ctx.tool_choice == ToolChoice::None {
+                return (Some(Vec::new()), info.content);
+            }
+            if !info.tools_called {
+                return (None, info.content);
+            }
+            let content = info.content.filter(|c| c.is_empty() || !c.trim_matches(py_isspace).is_empty());
+            return (Some(info.calls), content);
+        }
         if ctx.tool_choice == ToolChoice::None {
             if self.engine_based {
                 // Engine parsers still strip tool markup from the content.
@@ -321,6 +333,9 @@ impl DelegatingParser {
         if let Some(u) = &mut self.unified {
             return u.parse_delta(delta_text, delta_ids, prompt_ids, finished);
         }
+        // The content so far, for a reasoning parser that recomputes it
+        // (`streamed_content`) once reasoning has ended.
+        let content_before = (self.restreams_content() && self.reasoning_ended).then(|| self.previous_text.clone());
         if !self.prompt_reasoning_checked
             && prompt_ids.is_none()
             && self.reasoning.as_ref().is_some_and(|r| r.passthrough() || r.ended_before_output())
@@ -477,10 +492,24 @@ impl DelegatingParser {
                 }
             }
         }
+        if let (true, Some(r), Some(m)) =
+            (self.restreams_content() && self.reasoning_ended, &self.reasoning, &mut message)
+        {
+            m.content = r.streamed_content(content_before.as_deref().unwrap_or(""), &self.previous_text);
+            if m.role.is_none() && m.content.is_none() && m.reasoning.is_none() && m.tool_calls.is_empty() {
+                message = None;
+            }
+        }
         match &mut self.reasoning {
             Some(r) => r.rewrite_delta(message, finished),
             None => message,
         }
+    }
+
+    /// Without a tool parser, the reasoning parser recomputes the content
+    /// streamed after reasoning from the whole text (`streamed_content`).
+    fn restreams_content(&self) -> bool {
+        self.tool.is_none() && !self.engine_based && self.reasoning.as_ref().is_some_and(|r| r.restreams_content())
     }
 
     /// The text a filtering reasoning parser hands to the tool phase: `None`
@@ -569,7 +598,7 @@ impl DelegatingParser {
     ) -> Option<Delta> {
         let tool = self.tool.as_mut()?;
         if ctx.tool_choice == ToolChoice::None {
-            if self.engine_based {
+            if self.engine_based || tool.parses_every_choice() {
                 let texts = Texts { previous: &self.previous_text, current: current_text, delta: delta_text };
                 let ids = Ids { previous: &self.previous_ids, current: current_ids, delta: delta_ids };
                 let mut d = tool.extract_tool_calls_streaming(&texts, &ids, ctx);
@@ -619,7 +648,7 @@ impl DelegatingParser {
                 .as_ref()
                 .is_some_and(|t| t.reads_history() || t.supports_required_and_named() || t.completes_to_batch()),
         };
-        !self.engine_based && reads && self.unified.is_none()
+        (!self.engine_based && reads && self.unified.is_none()) || self.restreams_content()
     }
 
     /// `None` when a parser cannot be serialized (a plugin).

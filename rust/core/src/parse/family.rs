@@ -34,6 +34,11 @@ pub trait ToolParserFactory: Send + Sync {
     fn keep_special_tokens(&self) -> KeepSpecial {
         KeepSpecial::Never
     }
+    /// Render leaves `spaces_between_special_tokens` on (when its
+    /// `adjust_request` runs).
+    fn keeps_special_token_spacing(&self) -> bool {
+        true
+    }
     /// `structural_tag_model`: the tag forced and strict tool choices get.
     fn tag_model(&self) -> Option<&'static TagModel> {
         None
@@ -89,6 +94,10 @@ pub trait ReasoningParserFactory: Send + Sync {
     /// Render: does `adjust_request` keep special tokens?
     fn keep_special_tokens(&self) -> bool {
         false
+    }
+    /// As for tool parsers: its `adjust_request` turns the spacing off.
+    fn keeps_special_token_spacing(&self) -> bool {
+        true
     }
     /// What the parser's constructor writes into the `chat_template_kwargs`
     /// it is given (render echoes them as `reasoning_parser_kwargs`).

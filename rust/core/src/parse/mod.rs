@@ -150,6 +150,19 @@ pub trait ReasoningParser: Send {
     fn rewrite_text(&self, text: Option<String>) -> Option<String> {
         text
     }
+    /// With no tool parser, the content a stream sends once reasoning has
+    /// ended is recomputed from the whole text so far, wrapper markers
+    /// stripped (Kimi K3's `strip_content_streaming`): what follows
+    /// `previous` (the text before the delta, empty on the chunk that ends
+    /// reasoning) in `current`.
+    fn restreams_content(&self) -> bool {
+        false
+    }
+    fn streamed_content(&self, previous: &str, current: &str) -> Option<String> {
+        let _ = previous;
+        let _ = current;
+        None
+    }
     /// ...and every streamed delta, tool phase included (`finished`: the
     /// stream's last).
     fn rewrite_delta(&mut self, delta: Option<Delta>, finished: bool) -> Option<Delta> {
@@ -201,6 +214,12 @@ pub trait ToolParser: Send {
     }
     fn supports_required_and_named(&self) -> bool {
         true
+    }
+    /// Its output is read whatever the tool choice, and its content stands
+    /// (Kimi K3's `KimiK3Parser`): under `none` the calls it finds are
+    /// dropped; under the forced choices it reads the model's own markup.
+    fn parses_every_choice(&self) -> bool {
+        false
     }
     /// Engine-based parsers see only deltas and flush at the end.
     fn engine_based(&self) -> bool {

@@ -241,9 +241,16 @@ impl ParserSpec {
         self.reads_ids() || self.stream_follows_vllm()
     }
 
-    /// Whether render leaves `spaces_between_special_tokens` on.
-    pub fn keeps_special_token_spacing(&self) -> bool {
-        self.unified().is_none_or(|u| u.keeps_special_token_spacing())
+    /// Whether render leaves `spaces_between_special_tokens` on: the
+    /// parsers' `adjust_request` (a tool parser's runs with a reasoning
+    /// parser, or when the tool choice is not "none") may turn it off.
+    pub fn keeps_special_token_spacing(&self, ctx: &ChatContext) -> bool {
+        if let Some(u) = self.unified() {
+            return u.keeps_special_token_spacing();
+        }
+        let adjusting = ctx.tool_choice != ToolChoice::None || self.reasoning.is_some();
+        self.reasoning.as_ref().is_none_or(|r| r.keeps_special_token_spacing())
+            && self.tool.as_ref().is_none_or(|t| !adjusting || t.keeps_special_token_spacing())
     }
 
     /// `adjust_request`'s refusals (a unified parser's: the response

@@ -5,6 +5,7 @@ mod anthropic;
 mod anthropic_check;
 mod deepseek;
 mod inkling;
+mod kimi_k3;
 mod messages;
 mod mistral;
 mod responses;
@@ -354,9 +355,13 @@ impl Core {
                     ));
                 }
                 self.check_output_budget(max_out, max_param)?;
-                if self.writes_inkling() {
+                if self.writes_inkling() || self.writes_kimi_k3() {
                     let truncate = self.truncate_prompt_tokens(o)?;
-                    let ids = self.inkling_ids(o, &ctx, tool_dicts.as_deref())?;
+                    let ids = if self.writes_kimi_k3() {
+                        self.kimi_k3_ids(o, &ctx, tool_dicts.as_deref(), kimi_k3::RouteParams::of_chat(o))?
+                    } else {
+                        self.inkling_ids(o, &ctx, tool_dicts.as_deref())?
+                    };
                     (truncate_ids(o, ids, truncate, self.settings.max_model_len as i64, max_out), Value::Null)
                 } else {
                     let text = self.apply_chat_template(o, &ctx, tool_dicts.as_deref(), messages::Origin::Request)?;
@@ -433,7 +438,7 @@ impl Core {
         let skip_special = if keep_special { false } else { opts.skip_special_tokens.unwrap_or(true) };
         let max_tokens = self.max_tokens(max_out, ids.len());
         let mut sampling = self.sampling(o, &opts, max_tokens, Api::Chat, skip_special);
-        if parser.is_some_and(|p| !p.keeps_special_token_spacing()) {
+        if parser.is_some_and(|p| !p.keeps_special_token_spacing(&ctx)) {
             sampling.spaces_between_special_tokens = false;
         }
         if structured.is_some() {

@@ -54,13 +54,18 @@ impl Core {
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
             self.mistral_ids(o, tekken, messages, tools.as_deref(), Origin::Request)?
-        } else if chat && self.writes_inkling() {
+        } else if chat && (self.writes_inkling() || self.writes_kimi_k3()) {
             let defaults =
                 TemplateDefaults { kwargs: self.settings.template_defaults.kwargs.clone(), ..Default::default() };
             let ctx = ChatContext::from_request(o, &defaults);
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
-            self.inkling_ids(o, &ctx, tools.as_deref())?
+            if self.writes_kimi_k3() {
+                // The tokenize request's chat params carry no tool choice or format.
+                self.kimi_k3_ids(o, &ctx, tools.as_deref(), Default::default())?
+            } else {
+                self.inkling_ids(o, &ctx, tools.as_deref())?
+            }
         } else if chat {
             // vLLM's tokenization server is built without the effort map.
             let defaults =

@@ -7,6 +7,7 @@ mod content_format;
 pub mod deepseek;
 pub mod harmony;
 pub mod inkling;
+pub mod kimi_k3;
 
 pub use content_format::ContentFormat;
 

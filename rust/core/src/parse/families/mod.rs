@@ -41,6 +41,7 @@ families!(
     jamba,
     k2_horizon,
     kimi_k2,
+    kimi_k3,
     lfm2,
     ling3,
     llama3_json,

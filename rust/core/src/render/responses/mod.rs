@@ -240,7 +240,10 @@ impl Core {
                 // DeepSeek's encoders take an empty conversation (V4 writes BOS);
                 // mistral_common's fails on its own (`messages[-1]`).
                 let empty = chat.get("messages").and_then(Value::as_array).is_some_and(Vec::is_empty);
-                let own_check = self.writes_deepseek() || self.writes_inkling() || self.model.tekken().is_some();
+                let own_check = self.writes_deepseek()
+                    || self.writes_inkling()
+                    || self.writes_kimi_k3()
+                    || self.model.tekken().is_some();
                 if empty && !own_check {
                     return Err(ApiError::bad_request(
                         "Cannot apply chat template to an empty conversation. Provide at least one message.",
@@ -261,6 +264,14 @@ impl Core {
                     // mistral_common renders the converted messages.
                     let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
                     let ids = self.mistral_ids(&chat, tekken, &messages, template_tools, Origin::Converted)?;
+                    (chat, conflict, ctx, ids, Value::Null)
+                } else if self.writes_kimi_k3() {
+                    let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+                    let params = super::kimi_k3::RouteParams {
+                        tool_choice: super::kimi_k3::RouteParams::tool_choice(&o),
+                        response_format: None,
+                    };
+                    let ids = self.kimi_k3_messages_ids(&messages, &ctx, template_tools, params)?;
                     (chat, conflict, ctx, ids, Value::Null)
                 } else if self.writes_inkling() {
                     let messages = chat.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
@@ -349,7 +360,7 @@ impl Core {
         let skip_special = !keep_special && opts.skip_special_tokens.unwrap_or(true);
         let max_tokens = self.max_tokens(max_out, ids.len());
         let mut sampling = self.sampling(&chat, &opts, max_tokens, Api::Completion, skip_special);
-        if parser.is_some_and(|p| !p.keeps_special_token_spacing()) {
+        if parser.is_some_and(|p| !p.keeps_special_token_spacing(&ctx)) {
             sampling.spaces_between_special_tokens = false;
         }
         if adjusted.is_some() {
