@@ -252,9 +252,9 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
     ("flags", "extra", "message"),
     [
         (
-            ["--tokenizer-mode", "kimi_k3"],
+            ["--tokenizer-mode", "cohere"],
             {},
-            "--tokenizer-mode kimi_k3: derender builds",
+            "--tokenizer-mode cohere: derender builds",
         ),
         (["--tokenizer-mode", "mistral"], {}, "derender builds it for tekken tokenizers"),
         (
@@ -269,8 +269,8 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
         ),
         (
             ["--max-model-len", "4096"],
-            {"config.json": '{"architectures": ["KimiK3ForConditionalGeneration"]}'},
-            "kimi_k3 (architecture KimiK3ForConditionalGeneration)",
+            {"config.json": '{"architectures": ["MoonshotKimiaForCausalLM"]}'},
+            "kimi_audio (architecture MoonshotKimiaForCausalLM)",
         ),
         (["--tokenizer", "/elsewhere"], {}, "cannot start: model `/elsewhere` is not a directory"),
         (["--revision", "v3"], {}, None),

@@ -46,7 +46,11 @@ completion, error and render cases are re-asked as record_family.py does.
     <python with tokenizers> tests/reference/record_kimi_k3.py --vllm http://127.0.0.1:P \\
       --out tests/reference/pending/kimi_k3
 
-writes <--out>/kimi_k3.jsonl.gz (kept as pending/kimi_k3/goldens.jsonl.gz).
+writes <--out>/kimi_k3.jsonl.gz (kept as goldens/kimi_k3.jsonl.gz).
+
+`--only reasoning_only`, against a vLLM started with `--reasoning-parser kimi_k3` alone,
+re-asks the goldens' tool-less batch and stream cases (kimi_k3_reasoning_only.jsonl.gz,
+kept as tests/reference/kimi_k3_reasoning_only.jsonl.gz for tests/test_kimi_k3.py).
 """
 
 from __future__ import annotations
@@ -1076,16 +1080,16 @@ def render_cases() -> list[tuple[str, str, object, list[str]]]:
 
 def record_unseen(args) -> int:
     """The unseen corpus: unseen/record.py's Recorder, fed the kimi_k3 families
-    kept in pending/kimi_k3/vllm_parser_outputs.json (to be merged into
-    unseen/vllm_parser_outputs.json, with EOS["kimi_k3"], on activation)."""
+    of unseen/vllm_parser_outputs.json."""
     from tokenizers import Tokenizer
 
     sys.path.insert(0, str(HERE / "unseen"))
     import record as unseen  # noqa: E402
 
     unseen.EOS[CONFIG] = EOM
-    config = json.loads((HERE / "pending" / "kimi_k3" / "config.json").read_text())[CONFIG]
-    data = json.loads((HERE / "pending" / "kimi_k3" / "vllm_parser_outputs.json").read_text())
+    config = json.loads((HERE / "configs.json").read_text())[CONFIG]
+    data = json.loads((HERE / "unseen" / "vllm_parser_outputs.json").read_text())
+    data["families"] = [f for f in data["families"] if CONFIG in f.get("configs", [])]
     model_dir = Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR
     tok = Tok(model_dir).tk
     rec = unseen.Recorder(args.vllm, CONFIG, config, tok)
@@ -1105,6 +1109,39 @@ def record_unseen(args) -> int:
     return 0
 
 
+def record_reasoning_only(args) -> int:
+    """The reasoning-only composition (`--reasoning-parser kimi_k3` without a
+    tool parser, where `KimiK3Parser` strips the response wrapper from the
+    streamed content itself): the goldens' batch and stream cases without
+    tools, re-asked of a vLLM started that way, each stream on the states
+    that vLLM returns. Written to <--out>/kimi_k3_reasoning_only.jsonl.gz."""
+    with gzip.open(HERE / "goldens" / f"{CONFIG}.jsonl.gz", "rt", encoding="utf-8") as f:
+        source = [json.loads(line) for line in f if line.strip()]
+    client = replay.Client(args.vllm)
+    cases = []
+    for case in source:
+        first = case["calls"][0]["request"]
+        if case["kind"] not in ("batch", "stream") or not isinstance(first, dict):
+            continue
+        if (first.get("chat_request") or {}).get("tools"):
+            continue
+        states: dict = {}
+        calls = []
+        for call in case["calls"]:
+            status, resp, _, _ = client.post(case["endpoint"], replay.materialize_request(call, states))
+            if status == 200 and isinstance(resp, dict) and isinstance(resp.get("stream_state"), dict):
+                states[call.get("state_lane", 0)] = resp["stream_state"]
+            calls.append({**call, "status": status, "response": resp})
+        cases.append({**case, "calls": calls})
+    path = Path(args.out) / f"{CONFIG}_reasoning_only.jsonl.gz"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        for case in cases:
+            f.write(json.dumps(case, ensure_ascii=False) + "\n")
+    print(f"{CONFIG} reasoning-only: {len(cases)} cases -> {path}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -1114,7 +1151,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", default=str(HERE / "pending" / "kimi_k3"))
     ap.add_argument(
         "--only",
-        choices=["all", "derender", "render", "reask", "unseen"],
+        choices=["all", "derender", "render", "reask", "unseen", "reasoning_only"],
         default="all",
         help="record only one part (for trying things out)",
     )
@@ -1122,6 +1159,8 @@ def main(argv: list[str] | None = None) -> int:
     rec = Recorder(args.vllm, Tok(Path(args.model_dir) if args.model_dir else DEFAULT_MODEL_DIR))
     if args.only == "unseen":
         return record_unseen(args)
+    if args.only == "reasoning_only":
+        return record_reasoning_only(args)
     if args.only in ("all", "derender"):
         for name, (_, _, tools, _, _) in SCENARIOS.items():
             base = TOOL_BATCH if tools else ALL_SCENARIO_BATCH

@@ -50,6 +50,7 @@ EOS = {
     "deepseek_v4": 1,
     "deepseek_v41": 1,
     "inkling": 200006,
+    "kimi_k3": 151671,
     "qwen3_coder": 151645,
     "llama3": 128009,
     "mistral": 2,
