@@ -117,3 +117,12 @@ def parser_core(model: str, name: str, **parsers: str) -> Derenderer:
         enable_auto_tool_choice="tool_call_parser" in parsers,
         **parsers,
     )
+
+
+def refusal(core: Derenderer, case: dict) -> tuple[tuple[int, str], tuple[int, str]]:
+    """A recorded error case's first call answered by `core`: (what it
+    answered, what vLLM answered), each as (status, error message)."""
+    call = case["calls"][0]
+    status, out = core.handle(case["endpoint"], json.dumps(call["request"]).encode())
+    message = json.loads(out).get("error", {}).get("message")
+    return (status, message), (call["status"], call["response"]["error"]["message"])

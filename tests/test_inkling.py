@@ -11,6 +11,8 @@ import gzip
 import json
 from pathlib import Path
 
+from calls import refusal
+
 from derender import Derenderer
 from derender.cli import _tokenizer_mode, build_parser
 
@@ -83,13 +85,8 @@ def test_keyword_refusals_read_as_vllms() -> None:
         "/error/0903-continue_final_message",
         "/error/0791-unknown_role",
     ):
-        case = golden(suffix)
-        status, out = answer(case, served)
-        call = case["calls"][0]
-        assert (status, out["error"]["message"]) == (
-            call["status"],
-            call["response"]["error"]["message"],
-        ), suffix
+        got, want = refusal(served, golden(suffix))
+        assert got == want, suffix
 
 
 def test_text_after_a_call_stays_content_in_batch() -> None:

@@ -13,38 +13,36 @@ import gzip
 import json
 from pathlib import Path
 
+from calls import config_core, refusal
+from goldens import load_cases
+
 from derender import Derenderer
 from derender.cli import _tokenizer_mode, build_parser
 
 HERE = Path(__file__).resolve().parent
 MODEL = HERE / "models" / "kimi_k3"
-GOLDENS = HERE / "reference" / "goldens" / "kimi_k3.jsonl.gz"
 OPEN, CLOSE, SEP = 151672, 151673, 151674
 
 
 @functools.cache
-def goldens() -> tuple[dict, ...]:
-    with gzip.open(GOLDENS, "rt", encoding="utf-8") as f:
-        return tuple(json.loads(line) for line in f if line.strip())
+def cases() -> tuple[dict, ...]:
+    return tuple(load_cases("kimi_k3"))
 
 
 def golden(suffix: str) -> dict:
-    return next(c for c in goldens() if c["id"].endswith(suffix))
+    return next(c for c in cases() if c["id"].endswith(suffix))
 
 
 def core(tools: bool = True) -> Derenderer:
-    return Derenderer(
-        str(MODEL),
-        served_model_names=["kimi_k3"],
-        tokenizer_mode="kimi_k3",
-        tool_call_parser="kimi_k3" if tools else None,
-        reasoning_parser="kimi_k3",
-        enable_auto_tool_choice=tools,
-    )
+    """The config's core, or the reasoning parser alone."""
+    if tools:
+        return config_core("kimi_k3")
+    mode = {"tokenizer_mode": "kimi_k3", "reasoning_parser": "kimi_k3"}
+    return Derenderer(str(MODEL), served_model_names=["kimi_k3"], **mode)
 
 
-def answer(case: dict, served: Derenderer, call: int = 0) -> tuple[int, dict]:
-    request = case["calls"][call]["request"]
+def answer(case: dict, served: Derenderer) -> tuple[int, dict]:
+    request = case["calls"][0]["request"]
     status, out = served.handle(case["endpoint"], json.dumps(request).encode())
     return status, json.loads(out)
 
@@ -97,13 +95,8 @@ def test_keyword_refusals_read_as_vllms() -> None:
         "/error/0728-tool_without_call",
         "/error/0749-kw_image_prompts_unused",
     ):
-        case = golden(suffix)
-        status, out = answer(case, served)
-        call = case["calls"][0]
-        assert (status, out["error"]["message"]) == (
-            call["status"],
-            call["response"]["error"]["message"],
-        ), suffix
+        got, want = refusal(served, golden(suffix))
+        assert got == want, suffix
 
 
 def test_images_are_refused_with_a_400() -> None:
