@@ -158,3 +158,28 @@ def test_the_reasoning_only_composition_answers_as_vllm() -> None:
             assert _stream_fields(out) == _stream_fields(call["response"]), (case["id"], i)
             if status == 200 and out.get("stream_state") is not None:
                 states[lane] = out["stream_state"]
+
+
+def _rendered(status: int, out: dict) -> object:
+    """What a render or /tokenize answer fixes: ids, the parsers' sampling
+    adjustments, or the error message."""
+    if status != 200:
+        return out.get("error", {}).get("message")
+    if "tokens" in out:
+        return out["tokens"]
+    params = out["sampling_params"]
+    return out["token_ids"], params.get("structured_outputs"), params.get("skip_special_tokens")
+
+
+def test_seeded_random_chats_render_as_vllm() -> None:
+    """Random conversations (markers and empty parts in caller text, colliding
+    call ids, aliases, `reasoning_content` that /tokenize ignores, kwargs and
+    formats) rendered by live vLLM (record_render_fuzz.py)."""
+    path = HERE / "reference" / "render_fuzz" / "kimi_k3.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        recorded = [json.loads(line) for line in f if line.strip()]
+    served = core()
+    for case in recorded:
+        status, raw = served.handle(case["endpoint"], json.dumps(case["request"]).encode())
+        got = (status, _rendered(status, json.loads(raw)))
+        assert got == (case["status"], _rendered(case["status"], case["response"])), case["id"]

@@ -135,6 +135,8 @@ fn content_text(content: Option<&Value>, system: bool) -> String {
                 }
                 _ => None,
             })
+            // An empty text is no part (vLLM keeps only truthy parts).
+            .filter(|text| !text.is_empty())
             .collect::<Vec<_>>()
             .join("\n"),
         Some(other) => other.to_string(),
@@ -291,7 +293,10 @@ pub fn conversation(messages: &[Value], format: ContentFormat) -> Result<Vec<Val
             }
         };
         conv.insert("content".into(), content);
-        let reasoning = msg.get("reasoning").or_else(|| msg.get("reasoning_content")).filter(|r| !r.is_null());
+        // Chat requests rename `reasoning_content` to `reasoning` when that is
+        // null or absent; /tokenize requests drop it first (`without_reasoning_content`).
+        let given = |key: &str| msg.get(key).filter(|r| !r.is_null());
+        let reasoning = given("reasoning").or_else(|| given("reasoning_content"));
         match role.as_str() {
             Some("assistant") => {
                 if let Some(Value::Array(calls)) = msg.get("tool_calls") {
@@ -324,6 +329,19 @@ pub fn conversation(messages: &[Value], format: ContentFormat) -> Result<Vec<Val
         out.push(Value::Object(conv));
     }
     Ok(out)
+}
+
+/// A /tokenize request's messages as vLLM's conversation reads them: its
+/// request model does not rename `reasoning_content` (chat's does), and the
+/// conversation reads `reasoning` alone.
+pub fn without_reasoning_content(o: &crate::wire::request::Obj) -> crate::wire::request::Obj {
+    let mut o = o.clone();
+    if let Some(Value::Array(messages)) = o.get_mut("messages") {
+        for m in messages.iter_mut().filter_map(Value::as_object_mut) {
+            m.remove("reasoning_content");
+        }
+    }
+    o
 }
 
 /// For a template that does not know the `developer` role: developer

@@ -62,6 +62,7 @@ impl Core {
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
             if self.writes_kimi_k3() {
                 // The tokenize request's chat params carry no tool choice or format.
+                let o = &super::messages::without_reasoning_content(o);
                 self.kimi_k3_ids(o, &ctx, tools.as_deref(), Default::default())?
             } else {
                 self.inkling_ids(o, &ctx, tools.as_deref())?
@@ -73,7 +74,11 @@ impl Core {
             let ctx = ChatContext::from_request(o, &defaults);
             let tools: Option<Vec<Value>> =
                 o.get("tools").and_then(Value::as_array).map(|t| t.iter().map(super::messages::tool_dict).collect());
-            let text = self.apply_chat_template(o, &ctx, tools.as_deref(), Origin::Request)?;
+            // The conversation a template (or V3.2's and V4's encoder) reads;
+            // V4.1's encoder reads the request's own messages.
+            let stripped = super::messages::without_reasoning_content(o);
+            let from = if self.model.mode == crate::model::TokenizerMode::DeepseekV41 { o } else { &stripped };
+            let text = self.apply_chat_template(from, &ctx, tools.as_deref(), Origin::Request)?;
             let tokenized = self.deepseek_tokenized(&ctx);
             self.encode(&text, !tokenized && o.get("add_special_tokens").and_then(Value::as_bool).unwrap_or(false))?
         } else {
