@@ -1,19 +1,27 @@
-"""A gpt-oss (Harmony) parser stream, one id per call: derender vs live vLLM 0.33.0 (issue 20).
+"""An encoder family's parser stream, one id per call: derender vs live vLLM 0.33.0.
 
-    PYTHONPATH=<derender build> python3 benches/bench_harmony_stream.py          # full run
-    PYTHONPATH=<derender build> python3 benches/bench_harmony_stream.py --tokens 300 --repeats 2
-    python3 benches/bench_harmony_stream.py --json out.json --vllm-cap-seconds 240
+    PYTHONPATH=<derender build> python3 benches/bench_family_stream.py          # gpt-oss, full
+    PYTHONPATH=<derender build> python3 benches/bench_family_stream.py --family kimi_k3
+    PYTHONPATH=<derender build> python3 benches/bench_family_stream.py --tokens 300 --repeats 2
+    python3 benches/bench_family_stream.py --json out.json --vllm-cap-seconds 240
 
-The method of bench_stream_state.py (whose helpers this imports), on the gpt-oss fixture
-(tests/models/gpt_oss, the real o200k_harmony vocabulary) with `--reasoning-parser openai_gptoss
---tool-call-parser openai --enable-auto-tool-choice` and `VLLM_SYSTEM_START_DATE=2026-01-15`:
+The method of bench_stream_state.py (whose helpers this imports), on a family's fixture with
+its config's parser flags (`--family`, FAMILIES below):
 
-- Prompt: one user message of seeded corpus text, rendered by `/v1/chat/completions/render`
-  (Harmony: a system and a user message, then `<|start|>assistant`), cut to 1991 prompt ids.
-- Output: `<|channel|>analysis<|message|>` + seeded reasoning (~60 % of the ids) +
-  `<|end|><|start|>assistant<|channel|>final<|message|>` + a seeded answer, encoded with the
-  model's tokenizer and cut to exactly --tokens ids (4096); the last chunk carries
-  `finish_reason: "length"`.
+- `harmony` (issue 20): tests/models/gpt_oss (the real o200k_harmony vocabulary),
+  `--reasoning-parser openai_gptoss --tool-call-parser openai --enable-auto-tool-choice`,
+  `VLLM_SYSTEM_START_DATE=2026-01-15`; output `<|channel|>analysis<|message|>` + reasoning +
+  `<|end|><|start|>assistant<|channel|>final<|message|>` + answer.
+- `kimi_k3` (issue 21): tests/models/kimi_k3 (a stand-in vocabulary; vLLM runs its remote-code
+  tokenizer module, `--trust-remote-code`), `--tool-call-parser kimi_k3 --enable-auto-tool-choice
+  --reasoning-parser kimi_k3`; output reasoning (the prompt ends in `<|open|>think<|sep|>`) +
+  `<|close|>think<|sep|><|open|>response<|sep|>` + answer.
+
+- Prompt: one user message of seeded corpus text, rendered by `/v1/chat/completions/render`,
+  cut to 1991 prompt ids.
+- Output: the family's reasoning opener + seeded reasoning (~60 % of the ids) + its transition
+  to the answer + a seeded answer, encoded with the model's tokenizer and cut to exactly
+  --tokens ids (4096); the last chunk carries `finish_reason: "length"`.
 - One `POST /v1/chat/completions/derender` per id (`stream: true`), the full `prompt_token_ids`
   and the same `chat_request` on every call, the `stream_state` of each answer sent with the
   next call, on one keep-alive `http.client` connection. Point latency at 16 / 256 / 1024 / 4096:
@@ -24,12 +32,12 @@ In one run, side by side, with the same client:
   2. `derender serve --stream-state-mode replay` (vLLM's history format), capped by
      --replay-cap-seconds;
   3. live vLLM 0.33.0 (`vllm launch render`, VLLM_TARGET_DEVICE=cpu, the same flags) on a temp
-     copy of the fixture (tokenizer.json unpacked, TIKTOKEN_ENCODINGS_BASE at an unpacked
-     o200k_base.tiktoken), its own `stream_state` echoed back. Its per-call cost grows with the
-     position: the stream is capped by --vllm-cap-seconds and the whole-stream time past the cap
-     is extrapolated with bench_stream_state.py's least-squares line over the measured calls.
-     Point latencies past the cap use a state built as vLLM builds it (checked equal to every
-     real state the stream returned).
+     copy of the fixture (tokenizer.json unpacked; for gpt-oss, TIKTOKEN_ENCODINGS_BASE at an
+     unpacked o200k_base.tiktoken), its own `stream_state` echoed back. Its per-call cost grows
+     with the position: the stream is capped by --vllm-cap-seconds and the whole-stream time past
+     the cap is extrapolated with bench_stream_state.py's least-squares line over the measured
+     calls. Point latencies past the cap use a state built as vLLM builds it (checked equal to
+     every real state the stream returned).
 
 Every uncapped derender stream is checked to assemble (reasoning, content, finish reason) to
 derender's batch answer for the same ids; vLLM's batch answer and render are checked equal to
@@ -52,6 +60,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,19 +96,62 @@ import derender  # noqa: E402
 from derender import Derenderer  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-MODEL_DIR = ROOT / "tests" / "models" / "gpt_oss"
-MODEL = "gpt-oss"
-bss.MODEL = MODEL  # chunk_body (used by run_stream / point_latencies) names the served model
-PARSER_FLAGS = ["--reasoning-parser", "openai_gptoss", "--tool-call-parser", "openai"]
-PARSER_FLAGS += ["--enable-auto-tool-choice"]
 # vLLM 0.33.0 lives in a private venv, never in derender's dependencies: name its `vllm`.
 VLLM = Path(os.environ.get("DERENDER_BENCH_VLLM", "vllm"))
 POINTS = (16, 256, 1024, 4096)
 PROMPT_TOKENS = 1991
 FULL_TOKENS = 4096
 REASONING_SHARE = 2460 / 4096
-ANALYSIS = "<|channel|>analysis<|message|>"
-TO_FINAL = "<|end|><|start|>assistant<|channel|>final<|message|>"
+
+
+@dataclass(frozen=True)
+class Family:
+    """What the bench needs of a family: its fixture, served name and parser flags, the text
+    around the reasoning in an output, and what vLLM needs to start on the fixture."""
+
+    model_dir: Path
+    model: str
+    reasoning_parser: str
+    tool_parser: str
+    opener: str  # before the reasoning
+    to_answer: str  # between the reasoning and the answer
+    vllm_flags: tuple[str, ...] = ()
+    tokenizer_mode: str | None = None  # the mode `serve` picks (auto) for the in-process core
+    tiktoken: bool = False  # o200k_base.tiktoken.gz in the fixture, for TIKTOKEN_ENCODINGS_BASE
+
+    @property
+    def parser_flags(self) -> list[str]:
+        return [
+            "--reasoning-parser",
+            self.reasoning_parser,
+            "--tool-call-parser",
+            self.tool_parser,
+            "--enable-auto-tool-choice",
+        ]
+
+
+FAMILIES = {
+    "harmony": Family(
+        ROOT / "tests" / "models" / "gpt_oss",
+        "gpt-oss",
+        "openai_gptoss",
+        "openai",
+        "<|channel|>analysis<|message|>",
+        "<|end|><|start|>assistant<|channel|>final<|message|>",
+        tiktoken=True,
+    ),
+    "kimi_k3": Family(
+        ROOT / "tests" / "models" / "kimi_k3",
+        "kimi_k3",
+        "kimi_k3",
+        "kimi_k3",
+        "",
+        "<|close|>think<|sep|><|open|>response<|sep|>",
+        vllm_flags=("--trust-remote-code",),
+        tokenizer_mode="kimi_k3",
+    ),
+}
+FAMILY = FAMILIES["harmony"]
 STARTUP_TIMEOUT = 60.0
 VLLM_STARTUP_TIMEOUT = 240.0
 
@@ -110,12 +162,12 @@ Json = dict[str, Any]
 
 
 def build_inputs(core: Derenderer, tokens: int, seed: int) -> Inputs:
-    """The chat request, its rendered prompt and the Harmony output ids, all seeded."""
+    """The chat request, its rendered prompt and the family's output ids, all seeded."""
     rng = random.Random(seed)
 
     def request_for(content: str) -> Json:
         messages = [{"role": "user", "content": content}]
-        return {"model": MODEL, "messages": messages, "max_tokens": tokens, "stream": True}
+        return {"model": FAMILY.model, "messages": messages, "max_tokens": tokens, "stream": True}
 
     def prompt_len(content: str) -> int:
         return len(post_core(core, RENDER, request_for(content))["token_ids"])
@@ -129,10 +181,10 @@ def build_inputs(core: Derenderer, tokens: int, seed: int) -> Inputs:
         seeded_text(rng, 8 * reasoning_target), lambda t: len(core.encode(t)), reasoning_target
     )
     answer = seeded_text(rng, 8 * tokens)
-    ids = core.encode(ANALYSIS + reasoning + TO_FINAL + answer)[:tokens]
+    ids = core.encode(FAMILY.opener + reasoning + FAMILY.to_answer + answer)[:tokens]
     if len(ids) != tokens:
         raise SystemExit(f"the output text gave {len(ids)} ids, not {tokens}")
-    marker = core.encode(TO_FINAL)
+    marker = core.encode(FAMILY.to_answer)
     final_at = next(
         (i + len(marker) for i in range(len(ids)) if ids[i : i + len(marker)] == marker), None
     )
@@ -143,7 +195,7 @@ def build_inputs(core: Derenderer, tokens: int, seed: int) -> Inputs:
 def batch_body(chat_request: Json, prompt: list[int], ids: list[int]) -> Json:
     choice = {"index": 0, "finish_reason": "length", "token_ids": ids}
     return {
-        "model": MODEL,
+        "model": FAMILY.model,
         "generate_response": {"request_id": "bench-batch", "choices": [choice]},
         "prompt_token_ids": prompt,
         "chat_request": chat_request,
@@ -202,9 +254,9 @@ def spawned(
 def derender_serve(extra: list[str], ports: range | None) -> Any:
     """`python -m derender.cli serve` of this interpreter's derender (PYTHONPATH passed on)."""
     port = free_port(ports)
-    cmd = [sys.executable, "-m", "derender.cli", "serve", str(MODEL_DIR)]
-    cmd += ["--host", HOST, "--port", str(port), "--served-model-name", MODEL]
-    cmd += PARSER_FLAGS + extra
+    cmd = [sys.executable, "-m", "derender.cli", "serve", str(FAMILY.model_dir)]
+    cmd += ["--host", HOST, "--port", str(port), "--served-model-name", FAMILY.model]
+    cmd += FAMILY.parser_flags + list(FAMILY.vllm_flags) + extra
     env = {k: v for k, v in os.environ.items() if k != "DERENDER_STREAM_STATE_SECRET"}
     package_root = str(Path(derender.__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, env.get("PYTHONPATH")]))
@@ -213,31 +265,29 @@ def derender_serve(extra: list[str], ports: range | None) -> Any:
 
 @contextmanager
 def vllm_serve(vllm: Path, ports: range | None) -> Iterator[Server]:
-    """`vllm launch render` on a temp copy of the fixture, as tests/models/gpt_oss/README.md
-    says: tokenizer.json unpacked, o200k_base.tiktoken unpacked under TIKTOKEN_ENCODINGS_BASE."""
-    with tempfile.TemporaryDirectory(prefix="harmony-vllm-") as tmp:
+    """`vllm launch render` on a temp copy of the fixture, as its README says: tokenizer.json
+    unpacked (and o200k_base.tiktoken unpacked under TIKTOKEN_ENCODINGS_BASE for gpt-oss)."""
+    with tempfile.TemporaryDirectory(prefix="family-vllm-") as tmp:
         model = Path(tmp) / "model"
-        shutil.copytree(MODEL_DIR, model)
+        shutil.copytree(FAMILY.model_dir, model)
         with (
             gzip.open(model / "tokenizer.json.gz") as src,
             open(model / "tokenizer.json", "wb") as dst,
         ):
             shutil.copyfileobj(src, dst)
         (model / "tokenizer.json.gz").unlink()
-        enc = Path(tmp) / "enc"
-        enc.mkdir()
-        with gzip.open(model / "o200k_base.tiktoken.gz") as src:
-            (enc / "o200k_base.tiktoken").write_bytes(src.read())
-        port = free_port(ports)
-        cmd = [str(vllm), "launch", "render", str(model), "--host", HOST, "--port", str(port)]
-        cmd += ["--served-model-name", MODEL, *PARSER_FLAGS]
         env = dict(os.environ)
         env.pop("PYTHONPATH", None)
-        env.update(
-            TIKTOKEN_ENCODINGS_BASE=str(enc),
-            VLLM_SYSTEM_START_DATE="2026-01-15",
-            VLLM_TARGET_DEVICE="cpu",
-        )
+        env.update(VLLM_SYSTEM_START_DATE="2026-01-15", VLLM_TARGET_DEVICE="cpu")
+        if FAMILY.tiktoken:
+            enc = Path(tmp) / "enc"
+            enc.mkdir()
+            with gzip.open(model / "o200k_base.tiktoken.gz") as src:
+                (enc / "o200k_base.tiktoken").write_bytes(src.read())
+            env["TIKTOKEN_ENCODINGS_BASE"] = str(enc)
+        port = free_port(ports)
+        cmd = [str(vllm), "launch", "render", str(model), "--host", HOST, "--port", str(port)]
+        cmd += ["--served-model-name", FAMILY.model, *FAMILY.parser_flags, *FAMILY.vllm_flags]
         with spawned(cmd, env, port, VLLM_STARTUP_TIMEOUT, "vllm launch render") as server:
             yield server
 
@@ -326,7 +376,7 @@ def report(res: Json) -> str:
     i = res["inputs"]
     out.append(
         f"Inputs: prompt {i['prompt_token_ids']} ids, chat_request {i['chat_request_json_bytes']:,}"
-        f" B, {n} output ids, final channel from #{i['think_end_position']}; vLLM batch = "
+        f" B, {n} output ids, answer from #{i['think_end_position']}; vLLM batch = "
         f"derender batch: {res['vllm_batch_matches']}."
     )
     return "\n".join(out)
@@ -359,7 +409,11 @@ def main() -> None:
         help="vLLM stream cap; its whole-stream time is extrapolated past it",
     )
     parser.add_argument("--no-replay", action="store_true", help="skip derender replay mode")
+    parser.add_argument("--family", choices=sorted(FAMILIES), default="harmony")
     args = parser.parse_args()
+    global FAMILY
+    FAMILY = FAMILIES[args.family]
+    bss.MODEL = FAMILY.model  # chunk_body (used by run_stream / point_latencies) names it
     if not 16 <= args.tokens <= 16_384 or not 1 <= args.repeats <= 50:
         parser.error("need 16 <= --tokens <= 16384 and 1 <= --repeats <= 50")
     caps = (args.cap_seconds, args.replay_cap_seconds, args.vllm_cap_seconds)
@@ -373,11 +427,12 @@ def main() -> None:
     print(f"{env['started']}  commit {env['commit']}  native built {env['native_built']}")
     print(f"derender from {env['derender']}; {env['uptime_start']}")
     core = Derenderer(
-        str(MODEL_DIR),
-        served_model_names=[MODEL],
-        reasoning_parser="openai_gptoss",
-        tool_call_parser="openai",
+        str(FAMILY.model_dir),
+        served_model_names=[FAMILY.model],
+        reasoning_parser=FAMILY.reasoning_parser,
+        tool_call_parser=FAMILY.tool_parser,
         enable_auto_tool_choice=True,
+        tokenizer_mode=FAMILY.tokenizer_mode,
     )
     inputs = build_inputs(core, args.tokens, args.seed)
     n = len(inputs.ids)
@@ -434,6 +489,7 @@ def main() -> None:
     env["loadavg_end"] = os.getloadavg()
     env["uptime_end"] = uptime()
     res: Json = {
+        "family": args.family,
         "environment": env,
         "repeats": args.repeats,
         "seed": args.seed,
