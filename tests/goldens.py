@@ -27,7 +27,7 @@ CONFIGS_UNDER_TEST = GOLDEN_CONFIGS
 # one stream golden in STREAM_SAMPLE (a fixed choice, by a hash of the case
 # id); the slow run (`DERENDER_EXHAUSTIVE=1`, docs/testing.md) replays all.
 EXHAUSTIVE = bool(os.environ.get("DERENDER_EXHAUSTIVE"))
-STREAM_SAMPLE = 3
+STREAM_SAMPLE = 4
 # The unseen corpora's streams (each output at four chunkings): one in
 # UNSEEN_STREAM_SAMPLE in the normal run, all in the slow run.
 UNSEEN_STREAM_SAMPLE = 6

@@ -11,7 +11,7 @@ use serde_json::Value;
 /// Mutated bodies per core (`DERENDER_FUZZ_ITERATIONS` raises it by hand):
 /// the qwen3 cores, and each other parser family's.
 const ITERATIONS: usize = 5000;
-const OTHER_ITERATIONS: usize = 1000;
+const OTHER_ITERATIONS: usize = 700;
 
 /// The configs two tests below fuzz at length; every other golden
 /// config (tests/reference/families.json) gets `OTHER_ITERATIONS`.
