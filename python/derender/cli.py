@@ -526,7 +526,7 @@ _ARCHITECTURE_MODES = {
 # Modes whose chat prompts DeepSeek's encoders write (tokenizer.json for the rest).
 _ENCODER_MODES = ("deepseek_v32", "deepseek_v4", "deepseek_v41")
 # The modes derender builds (`--tokenizer-mode` values it accepts besides auto).
-_BUILT_MODES = ("hf", "mistral", "inkling", "kimi_k3", *_ENCODER_MODES)
+_BUILT_MODES = ("hf", "mistral", "inkling", "kimi_k3", "cohere", *_ENCODER_MODES)
 
 
 def _auto_tokenizer_mode(
@@ -568,7 +568,7 @@ def _tokenizer_mode(
     """The tokenizer mode to serve: vLLM chooses it from `--tokenizer-mode` and,
     under `auto`, from the tokenizer's files and the model's architecture;
     derender builds the hf mode, the mistral mode for tekken tokenizers and the
-    DeepSeek V3.2, V4 and V4.1 encoder modes, the Inkling mode and the Kimi K3 mode.
+    DeepSeek V3.2, V4 and V4.1 encoder modes, the Inkling, Kimi K3 and Cohere modes.
     Any other choice would change token ids, so it stops the server, naming it."""
     mode = (args.tokenizer_mode or "auto").lower()
     if mode not in ("auto", *_BUILT_MODES):
@@ -589,7 +589,7 @@ def _tokenizer_mode(
             )
         return "mistral"
     encoder = mode if mode != "auto" else (picked or "").split(" ")[0]
-    if encoder in (*_ENCODER_MODES, "inkling", "kimi_k3"):
+    if encoder in (*_ENCODER_MODES, "inkling", "kimi_k3", "cohere"):
         return encoder
     if picked:
         raise SystemExit(
@@ -642,6 +642,8 @@ def _startup_line(
         template = "Inkling's encoding (inkling; ids written directly, no chat template is read)"
     if config.tokenizer_mode == "kimi_k3":
         template = "Kimi K3's encoding (kimi_k3; ids written segment by segment, no chat template)"
+    if config.tokenizer_mode == "cohere":
+        template = "cohere-melody's cmd4 / cmd3 templates (cohere; the model's own is not read)"
     host = f"[{args.host}]" if ":" in args.host else args.host
     scheme = "https" if args.ssl_certfile else "http"
     where = f"unix:{args.uds}" if args.uds else f"{scheme}://{host}:{args.port}"

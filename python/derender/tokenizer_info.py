@@ -19,6 +19,21 @@ _QWEN2_FIRST = {
     "pad_token": "<|endoftext|>",
     "add_prefix_space": False,
 }
+# CohereTokenizer's own __init__ arguments, first in its init_kwargs.
+_COHERE_FIRST = {
+    "errors": "replace",
+    "unk_token": "<UNK>",
+    "bos_token": "<BOS_TOKEN>",
+    "eos_token": "<|END_OF_TURN_TOKEN|>",
+    "pad_token": "<PAD>",
+    "cls_token": "<CLS>",
+    "sep_token": "<SEP>",
+    "mask_token": "<MASK_TOKEN>",
+    "use_default_system_prompt": False,
+    "add_prefix_space": False,
+}
+# Classes loaded as themselves (not as TokenizersBackend), arguments first.
+_SIGNATURE_FIRST = {"Qwen2Tokenizer": _QWEN2_FIRST, "CohereTokenizer": _COHERE_FIRST}
 
 
 def tokenizer_info(
@@ -61,16 +76,18 @@ def tokenizer_info(
     cls = "TokenizersBackend"
     if wrapper:
         return {"tokenizer_class": f"Cached{wrapper}{cls}", **_contents(config)}
-    if hub_class == "Qwen2Tokenizer":
+    # The cohere mode loads the tokenizer's own transformers class.
+    if hub_class == "Qwen2Tokenizer" or (mode == "cohere" and hub_class == "CohereTokenizer"):
         cls = hub_class
-        config = {**{k: config.get(k, d) for k, d in _QWEN2_FIRST.items()}, **config}
+        first = _SIGNATURE_FIRST[hub_class]
+        config = {**{k: config.get(k, d) for k, d in first.items()}, **config}
     if mode == "kimi_k3":
         # K3's tokenizer is remote code: the class `auto_map` names, cached.
         auto = config.get("auto_map", {}).get("AutoTokenizer") or [None]
         named = next((c for c in reversed(auto) if c), None) if isinstance(auto, list) else auto
         cls = str(named).rsplit(".", 1)[-1] if named else hub_class or cls
-    # The inkling and kimi_k3 modes' registry entries load a cached tokenizer, no pool.
-    pool = "" if mode in ("inkling", "kimi_k3") else "TokenizerPool"
+    # These modes' registry entries load a cached tokenizer, no pool.
+    pool = "" if mode in ("inkling", "kimi_k3", "cohere") else "TokenizerPool"
     return {"tokenizer_class": f"{pool}Cached{cls}", **_contents(config)}
 
 

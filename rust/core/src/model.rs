@@ -57,6 +57,8 @@ pub struct Model {
     pub space_marker: Option<char>,
     pub chat_template: Option<String>,
     pub model_type: Option<String>,
+    /// `config.json`'s first architecture (vLLM's `ModelConfig.architecture`).
+    pub architecture: Option<String>,
     /// `generation_config.json` (the model's default sampling values).
     pub generation_config: Value,
     /// `tokenizer_config.json` as read (the tokenizer's `init_kwargs`:
@@ -94,6 +96,8 @@ pub enum TokenizerMode {
     /// `tokenizer.json` under Kimi K3's encoding, which writes ids segment
     /// by segment (`kimi_k3`).
     KimiK3,
+    /// `tokenizer.json` under cohere-melody's prompt templates (`cohere`).
+    Cohere,
 }
 
 enum Codec {
@@ -103,6 +107,10 @@ enum Codec {
         byte_level: bool,
     },
     Tekken(Box<Tekken>),
+}
+
+fn first_architecture(config: &Value) -> Option<String> {
+    config.get("architectures")?.as_array()?.first()?.as_str().map(str::to_string)
 }
 
 /// GPT-2's `bytes_to_unicode`, inverted: char code → byte, for the 324
@@ -190,7 +198,9 @@ impl Model {
             TokenizerMode::Hf | TokenizerMode::DeepseekV32 | TokenizerMode::DeepseekV4 | TokenizerMode::DeepseekV41 => {
                 Self::load_dirs(&model, &tokenizer, hf_overrides)?
             }
-            TokenizerMode::Inkling | TokenizerMode::KimiK3 => Self::load_dirs(&model, &tokenizer, hf_overrides)?,
+            TokenizerMode::Inkling | TokenizerMode::KimiK3 | TokenizerMode::Cohere => {
+                Self::load_dirs(&model, &tokenizer, hf_overrides)?
+            }
             TokenizerMode::Mistral => Self::load_tekken(&model, &tokenizer, hf_overrides)?,
         };
         loaded.mode = mode;
@@ -274,6 +284,7 @@ impl Model {
             space_marker,
             chat_template,
             model_type,
+            architecture: first_architecture(&config),
             generation_config: gen_config,
             tokenizer_config: tok_config,
             special_tokens_map,
@@ -331,6 +342,7 @@ impl Model {
             space_marker: None,
             chat_template: None,
             model_type: config.get("model_type").and_then(Value::as_str).map(str::to_string),
+            architecture: first_architecture(&config),
             generation_config: gen_config,
             tokenizer_config: Value::Null,
             special_tokens_map,

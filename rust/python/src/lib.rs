@@ -116,6 +116,7 @@ impl Derenderer {
             Some("deepseek_v41") => TokenizerMode::DeepseekV41,
             Some("inkling") => TokenizerMode::Inkling,
             Some("kimi_k3") => TokenizerMode::KimiK3,
+            Some("cohere") => TokenizerMode::Cohere,
             Some(other) => return Err(PyValueError::new_err(format!("unknown tokenizer mode {other:?}"))),
         };
         let loaded = py

@@ -3,6 +3,7 @@
 
 mod anthropic;
 mod anthropic_check;
+mod cohere;
 mod deepseek;
 mod inkling;
 mod kimi_k3;
@@ -693,6 +694,15 @@ impl Core {
             }
         }
         let messages = o.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+        if self.writes_cohere() {
+            if from_request {
+                messages::check_content_parts(messages, false)?;
+            }
+            if crate::wire::chat_fields::has_media_part(o) {
+                return Err(self.not_multimodal());
+            }
+            return self.cohere_prompt(messages, ctx, tools, o.get("chat_template").and_then(Value::as_str));
+        }
         if self.writes_deepseek() {
             // V3.2's renderer parses contents as strings, V4's as parts.
             if from_request {

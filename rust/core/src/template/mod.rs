@@ -3,6 +3,7 @@
 //! `tojson` as `json.dumps`, `raise_exception` and `strftime_now`, in a
 //! sandbox with a fuel limit.
 
+pub mod cohere;
 mod content_format;
 pub mod deepseek;
 pub mod harmony;
