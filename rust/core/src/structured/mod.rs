@@ -10,6 +10,7 @@ pub mod format;
 pub mod request;
 pub mod tag_check;
 pub mod tool_tags;
+pub mod xgrammar;
 
 pub use format::{json_schema, params, tag_text, Choice, TagModel, TagTool};
 pub use request::{request_format, request_params};
