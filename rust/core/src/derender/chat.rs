@@ -153,6 +153,7 @@ impl Core {
                     content: (!text.is_empty()).then_some(text),
                     reasoning: None,
                     tool_calls: Vec::new(),
+                    citations: Vec::new(),
                 },
                 logprobs,
                 finish_reason: choice.finish_reason.clone(),

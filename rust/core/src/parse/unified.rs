@@ -62,6 +62,10 @@ pub struct Grammar {
     /// It covers the output from its first token, reasoning included:
     /// chat render's `reasoning_ended` is then true (`_grammar_from_parser`).
     pub from_message_start: bool,
+    /// `adjust_request` writes it into the request's own
+    /// `structured_outputs`, so a Responses request's `text.format` then
+    /// conflicts with it (`extract_structured_outputs`).
+    pub as_request_outputs: bool,
 }
 
 /// One request's (batch) or one streamed choice's parser.

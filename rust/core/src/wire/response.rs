@@ -131,6 +131,9 @@ pub struct Delta {
     pub reasoning: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<DeltaToolCall>,
+    /// Cohere's citations (`CohereDeltaMessage.citations`), only when set.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub citations: Vec<Value>,
 }
 
 impl DeltaToolCall {
@@ -193,11 +196,14 @@ impl Delta {
         };
         let mut tool_calls = self.tool_calls;
         tool_calls.extend(next.tool_calls);
+        let mut citations = self.citations;
+        citations.extend(next.citations);
         Delta {
             role: self.role.or(next.role),
             content: join(self.content, next.content),
             reasoning: join(self.reasoning, next.reasoning),
             tool_calls,
+            citations,
         }
     }
 }

@@ -244,6 +244,8 @@ fn constrain(
         structural_tag: crate::pycompat::json::dumps_with(&t, &opts),
         // From the message start, the tag also covers the reasoning.
         from_message_start: message_start,
+        // The request's own format is folded into the tag.
+        as_request_outputs: false,
     }))
 }
 

@@ -20,6 +20,7 @@ macro_rules! families {
 families!(
     apertus,
     beam,
+    cohere,
     deepseek,
     dsml,
     dots,

@@ -61,6 +61,13 @@ fn chat_tool_choice(choice: Option<&Value>) -> Value {
     }
 }
 
+fn structured_outputs_twice() -> ApiError {
+    ApiError::invalid_param(
+        "Cannot specify both structured_outputs and text.format (parameter=structured_outputs)",
+        "structured_outputs",
+    )
+}
+
 /// `extract_structured_outputs`: `text.format` as structured outputs (or the
 /// request's own `structured_outputs`; both at once is refused).
 fn structured_outputs(o: &Obj) -> Result<Option<Value>, ApiError> {
@@ -68,10 +75,7 @@ fn structured_outputs(o: &Obj) -> Result<Option<Value>, ApiError> {
     let given = o.get("structured_outputs").filter(|s| !s.is_null());
     let Some(format) = format else { return Ok(given.cloned()) };
     if given.is_some() {
-        return Err(ApiError::invalid_param(
-            "Cannot specify both structured_outputs and text.format (parameter=structured_outputs)",
-            "structured_outputs",
-        ));
+        return Err(structured_outputs_twice());
     }
     Ok(match format.get("type").and_then(Value::as_str) {
         Some("json_object") => Some(serde_json::json!({"json_object": true})),
@@ -243,6 +247,7 @@ impl Core {
                 let own_check = self.writes_deepseek()
                     || self.writes_inkling()
                     || self.writes_kimi_k3()
+                    || self.writes_cohere()
                     || self.model.tekken().is_some();
                 if empty && !own_check {
                     return Err(ApiError::bad_request(
@@ -333,7 +338,12 @@ impl Core {
         let (mut keep_special, mut adjusted) =
             parser.map(|p| p.render_adjustments(&ctx, &format)).unwrap_or((false, None));
         // A parser's own grammar replaces the request's constraint
-        // (`_parser_structured_outputs`).
+        // (`_parser_structured_outputs`); set before `text.format` is read,
+        // it then counts as the request's own `structured_outputs`.
+        let format_given = o.get("text").and_then(|t| t.get("format")).is_some_and(|f| !f.is_null());
+        if grammar.as_ref().is_some_and(|g| g.as_request_outputs) && format_given {
+            return Err(structured_outputs_twice());
+        }
         if let Some(g) = grammar {
             adjusted = Some(structured::params(None, Some(g.structural_tag)));
         }
