@@ -54,17 +54,23 @@ def test_batch_and_stream_strict(config_server):
     assert failures == []
 
 
+def recorded(config: str, kind: str) -> int:
+    """How many cases of `kind` the config's corpus holds (cohere_command3's
+    shares cohere_command4's renderer and records few render or error cases)."""
+    return sum(case["kind"] == kind for case in load_cases(config))
+
+
 def test_errors_strict(config_server):
     config, server = config_server
     ran, failures = score(config, server.url, {"error"}, "strict")
-    assert ran > 50
+    assert ran >= min(51, recorded(config, "error")) > 0
     assert failures == []
 
 
 def test_render_strict(config_server):
     config, server = config_server
     ran, failures = score(config, server.url, {"render"}, "strict")
-    assert ran >= 15
+    assert ran >= min(15, recorded(config, "render")) > 0
     assert failures == []
 
 

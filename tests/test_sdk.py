@@ -146,9 +146,11 @@ def sdk_problems(config: str) -> tuple[dict[str, int], list[str]]:
 def test_answers_validate_as_sdk_types(config):
     counts, problems = sdk_problems(config)
     assert counts["ChatCompletion"] > 50 and counts["ChatCompletionChunk"] > 100, counts
-    assert counts["Completion"] > 10, counts
-    # The one documented reject is real (mid-stream completion chunks).
-    assert counts["known"] > 0, counts
+    # cohere_command3's corpus holds chat cases only (its renderer is cohere_command4's).
+    if any(case["endpoint"] == CMPL for case in load_cases(config)):
+        assert counts["Completion"] > 10, counts
+        # The one documented reject is real (mid-stream completion chunks).
+        assert counts["known"] > 0, counts
     assert problems == [], "\n".join(problems[:10])
 
 

@@ -252,9 +252,9 @@ def _model_copy(tmp_path, extra: dict[str, str | bytes]) -> str:
     ("flags", "extra", "message"),
     [
         (
-            ["--tokenizer-mode", "cohere"],
+            ["--tokenizer-mode", "alpamayo2_super"],
             {},
-            "--tokenizer-mode cohere: derender builds",
+            "--tokenizer-mode alpamayo2_super: derender builds",
         ),
         (["--tokenizer-mode", "mistral"], {}, "derender builds it for tekken tokenizers"),
         (

@@ -51,6 +51,7 @@ EOS = {
     "deepseek_v41": 1,
     "inkling": 200006,
     "kimi_k3": 151671,
+    "cohere_command": 255001,
     "qwen3_coder": 151645,
     "llama3": 128009,
     "mistral": 2,
