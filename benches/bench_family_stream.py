@@ -2,6 +2,7 @@
 
     PYTHONPATH=<derender build> python3 benches/bench_family_stream.py          # gpt-oss, full
     PYTHONPATH=<derender build> python3 benches/bench_family_stream.py --family kimi_k3
+    PYTHONPATH=<derender build> python3 benches/bench_family_stream.py --family cohere
     PYTHONPATH=<derender build> python3 benches/bench_family_stream.py --tokens 300 --repeats 2
     python3 benches/bench_family_stream.py --json out.json --vllm-cap-seconds 240
 
@@ -16,6 +17,10 @@ its config's parser flags (`--family`, FAMILIES below):
   tokenizer module, `--trust-remote-code`), `--tool-call-parser kimi_k3 --enable-auto-tool-choice
   --reasoning-parser kimi_k3`; output reasoning (the prompt ends in `<|open|>think<|sep|>`) +
   `<|close|>think<|sep|><|open|>response<|sep|>` + answer.
+- `cohere` (issue 21): tests/models/cohere_command (Cohere's real vocabulary; vLLM needs
+  `cohere-melody` in its venv), `--tokenizer-mode cohere --tool-call-parser cohere_command4
+  --enable-auto-tool-choice --reasoning-parser cohere_command4`; output `<|START_THINKING|>` +
+  reasoning + `<|END_THINKING|><|START_RESPONSE|>` + answer.
 
 - Prompt: one user message of seeded corpus text, rendered by `/v1/chat/completions/render`,
   cut to 1991 prompt ids.
@@ -149,6 +154,16 @@ FAMILIES = {
         "<|close|>think<|sep|><|open|>response<|sep|>",
         vllm_flags=("--trust-remote-code",),
         tokenizer_mode="kimi_k3",
+    ),
+    "cohere": Family(
+        ROOT / "tests" / "models" / "cohere_command",
+        "cohere_command4",
+        "cohere_command4",
+        "cohere_command4",
+        "<|START_THINKING|>",
+        "<|END_THINKING|><|START_RESPONSE|>",
+        vllm_flags=("--tokenizer-mode", "cohere"),  # only the flag picks it, in both servers
+        tokenizer_mode="cohere",
     ),
 }
 FAMILY = FAMILIES["harmony"]
