@@ -119,6 +119,17 @@ def parser_core(model: str, name: str, **parsers: str) -> Derenderer:
     )
 
 
+def rendered(status: int, out: dict) -> object:
+    """What a render or /tokenize answer fixes: ids, the parsers' sampling
+    adjustments, or the error message."""
+    if status != 200:
+        return out.get("error", {}).get("message")
+    if "tokens" in out:
+        return out["tokens"]
+    params = out["sampling_params"]
+    return out["token_ids"], params.get("structured_outputs"), params.get("skip_special_tokens")
+
+
 def refusal(core: Derenderer, case: dict) -> tuple[tuple[int, str], tuple[int, str]]:
     """A recorded error case's first call answered by `core`: (what it
     answered, what vLLM answered), each as (status, error message)."""

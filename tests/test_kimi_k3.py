@@ -13,7 +13,7 @@ import gzip
 import json
 from pathlib import Path
 
-from calls import config_core, refusal
+from calls import config_core, refusal, rendered
 from goldens import load_cases
 
 from derender import Derenderer
@@ -160,17 +160,6 @@ def test_the_reasoning_only_composition_answers_as_vllm() -> None:
                 states[lane] = out["stream_state"]
 
 
-def _rendered(status: int, out: dict) -> object:
-    """What a render or /tokenize answer fixes: ids, the parsers' sampling
-    adjustments, or the error message."""
-    if status != 200:
-        return out.get("error", {}).get("message")
-    if "tokens" in out:
-        return out["tokens"]
-    params = out["sampling_params"]
-    return out["token_ids"], params.get("structured_outputs"), params.get("skip_special_tokens")
-
-
 def test_seeded_random_chats_render_as_vllm() -> None:
     """Random conversations (markers and empty parts in caller text, colliding
     call ids, aliases, `reasoning_content` that /tokenize ignores, kwargs and
@@ -181,5 +170,5 @@ def test_seeded_random_chats_render_as_vllm() -> None:
     served = core()
     for case in recorded:
         status, raw = served.handle(case["endpoint"], json.dumps(case["request"]).encode())
-        got = (status, _rendered(status, json.loads(raw)))
-        assert got == (case["status"], _rendered(case["status"], case["response"])), case["id"]
+        got = (status, rendered(status, json.loads(raw)))
+        assert got == (case["status"], rendered(case["status"], case["response"])), case["id"]

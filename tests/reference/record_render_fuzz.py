@@ -14,7 +14,10 @@ formats; each asked of `/v1/chat/completions/render` and (messages, tools and kw
     python3 tests/reference/record_render_fuzz.py --vllm http://127.0.0.1:P --config kimi_k3 \\
       --cases 300 --seed 1
 
-writes tests/reference/render_fuzz/<config>.jsonl.gz (run by tests/test_kimi_k3.py).
+writes tests/reference/render_fuzz/<config>.jsonl.gz (run by tests/test_kimi_k3.py and, for
+`--config cohere_command4` (Cohere's markers and keywords drawn instead of K3's; vLLM on
+tests/models/cohere_command with `--tokenizer-mode cohere` and the config's parsers), by
+tests/test_cohere.py).
 """
 
 from __future__ import annotations
@@ -58,6 +61,21 @@ ARGUMENTS = ['{"a": "x"}', '{"n": 1, "b": [1, {"c": null}]}', "{}", "not json", 
 ARGUMENTS += ['{"u": "\\u00e9", "f": 1.5, "t": true}']
 CALL_IDS = ["c1", "c2", "call_0", "9"]
 RESULT_IDS = [*CALL_IDS, "f:0", "zz:1", 'g&"h":1', "nope"]
+# Per family: markers its caller text may spell, and its keywords.
+COHERE_PIECES = ["<|START_THINKING|>", "<|END_OF_TURN_TOKEN|>", "<co>", "</co: 0:[1]>", "{}"]
+COHERE_KWARGS = [
+    {"cohere_format": "cmd3"},
+    {"cohere_format": "cmd3", "safety_mode": "STRICT", "citation_quality": "off"},
+    {"cohere_format": "cmd3", "skip_preamble": True, "dev_instruction": "be brief"},
+    {"cohere_format": "cmd3", "reasoning_type": "enabled", "documents": ["a doc"]},
+    {"documents": [{"id": "d1", "data": {"title": "T", "text": "x"}}, "plain"]},
+    {"grounding": "disabled", "platform_instruction": "P"},
+    {"dev_instruction": "", "json_mode": True},
+    {"json_schema": {"type": "object"}, "thinking": {"type": "disabled"}},
+    {"template_id": "cmd4-v2"},
+    {"template_id": "cmd4-hf", "skip_thinking": True},
+    {"citation_options": {"mode": "FAST"}, "extra_var": 1},
+]
 KWARGS = [
     {"thinking": False},
     {"enable_thinking": 0},
@@ -73,11 +91,13 @@ FORMATS = [
 
 
 class Draw:
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, cohere: bool = False) -> None:
         self.rng = random.Random(seed)
+        self.pieces = PIECES + COHERE_PIECES if cohere else PIECES
+        self.kwargs = COHERE_KWARGS if cohere else KWARGS
 
     def text(self) -> str:
-        return "".join(self.rng.choice(PIECES) for _ in range(self.rng.randint(0, 6)))
+        return "".join(self.rng.choice(self.pieces) for _ in range(self.rng.randint(0, 6)))
 
     def content(self) -> object:
         if self.rng.random() < 0.7:
@@ -100,18 +120,28 @@ class Draw:
                 {
                     "id": r.choice(CALL_IDS),
                     "type": "function",
-                    "function": {"name": r.choice(["f", 'g&"h"', "zz"]), "arguments": r.choice(ARGUMENTS)},
+                    "function": {
+                        "name": r.choice(["f", 'g&"h"', "zz"]),
+                        "arguments": r.choice(ARGUMENTS),
+                    },
                 }
                 for _ in range(r.randint(0, 3))
             ]
-            reply: dict = {"role": "assistant", "content": self.text() if r.random() < 0.8 else None}
+            reply: dict = {
+                "role": "assistant",
+                "content": self.text() if r.random() < 0.8 else None,
+            }
             if calls:
                 reply["tool_calls"] = calls
             if r.random() < 0.4:
                 reply[r.choice(["reasoning", "reasoning_content"])] = self.text()
             out.append(reply)
             for _ in range(r.randint(0, len(calls) + 1)):
-                result = {"role": "tool", "tool_call_id": r.choice(RESULT_IDS), "content": self.text()}
+                result = {
+                    "role": "tool",
+                    "tool_call_id": r.choice(RESULT_IDS),
+                    "content": self.text(),
+                }
                 out.append(result)
         return out
 
@@ -125,7 +155,7 @@ class Draw:
         if r.random() < 0.3:
             body["reasoning_effort"] = r.choice(["none", "low", "high", "max", "medium"])
         if r.random() < 0.3:
-            body["chat_template_kwargs"] = r.choice(KWARGS)
+            body["chat_template_kwargs"] = r.choice(self.kwargs)
         if r.random() < 0.2:
             body["response_format"] = r.choice(FORMATS)
         if r.random() < 0.15:
@@ -144,16 +174,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     model = json.loads((HERE / "configs.json").read_text())[args.config]["served_model_name"]
-    client, draw = replay.Client(args.vllm), Draw(args.seed)
+    client = replay.Client(args.vllm)
+    draw = Draw(args.seed, cohere=args.config.startswith("cohere"))
     cases = []
     for n in range(args.cases):
         chat = draw.chat(model)
         for endpoint in ("/v1/chat/completions/render", "/tokenize"):
-            body = chat if endpoint != "/tokenize" else {k: v for k, v in chat.items() if k in TOKENIZE_KEYS}
+            body = (
+                chat
+                if endpoint != "/tokenize"
+                else {k: v for k, v in chat.items() if k in TOKENIZE_KEYS}
+            )
             status, resp, _, _ = client.post(endpoint, body)
             kind = endpoint.strip("/").replace("/", "_")
             case_id = f"{args.config}/fuzz/{n:04d}-{kind}"
-            cases.append({"id": case_id, "endpoint": endpoint, "request": body, "status": status, "response": resp})
+            cases.append(
+                {
+                    "id": case_id,
+                    "endpoint": endpoint,
+                    "request": body,
+                    "status": status,
+                    "response": resp,
+                }
+            )
     path = HERE / "render_fuzz" / f"{args.config}.jsonl.gz"
     path.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(path, "wt", encoding="utf-8") as f:
