@@ -30,7 +30,7 @@ Texts come from:
 
 Run with the Python that has cohere-melody 0.15.3 (vLLM's venv):
 
-    /work/vllm-venv/bin/python tests/reference/record_cohere_filter.py
+    <venv with cohere-melody==0.15.3>/bin/python tests/reference/record_cohere_filter.py
 
 Recorded with cohere-melody 0.15.3, tokenizers 0.23.3.
 """

@@ -18,7 +18,7 @@ per-tool schemas vLLM hands xgrammar for them, captured as it calls xgrammar),
 the examples of tests/models/cohere_command/XGRAMMAR_EBNF.md, hand-written
 realistic schemas, and seeded random schemas and tool lists.
 
-    /work/vllm-venv/bin/python tests/reference/record_cohere_xgrammar.py
+    <venv with vllm==0.33.0>/bin/python tests/reference/record_cohere_xgrammar.py
 
 writes tests/reference/cohere/xgrammar_ebnf.jsonl.gz.
 """
